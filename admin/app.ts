@@ -1,0 +1,33 @@
+// The admin plane over HTTP: tRPC at /trpc behind `Authorization: Bearer <ADMIN_TOKEN>`.
+import { TRPCError } from '@trpc/server';
+import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
+import { Hono } from 'hono';
+import { verifyAdminToken } from '../db/bootstrap.ts';
+import { adminRouter } from './router.ts';
+import type { AdminContext } from './trpc.ts';
+
+export function createAdminApp(ctx: AdminContext) {
+  const app = new Hono();
+  app.get('/health', (c) => c.json({ status: 'ok' }));
+  app.all('/trpc/*', (c) =>
+    fetchRequestHandler({
+      endpoint: '/trpc',
+      req: c.req.raw,
+      router: adminRouter,
+      // Refused here, the 401 still has tRPC's shape, so the typed client reports it as an error.
+      createContext: async () => {
+        const header = c.req.header('authorization') ?? '';
+        const token = header.startsWith('Bearer ') ? header.slice(7).trim() : '';
+        if (!token || !(await verifyAdminToken(ctx.db, ctx.config.ADMIN_TOKEN, token))) {
+          throw new TRPCError({
+            code: 'UNAUTHORIZED',
+            message: 'Missing or invalid admin token: send Authorization: Bearer <ADMIN_TOKEN>',
+          });
+        }
+        return ctx;
+      },
+    }),
+  );
+  app.notFound((c) => c.json({ error: `No route for ${c.req.method} ${c.req.path}` }, 404));
+  return app;
+}

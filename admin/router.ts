@@ -1,0 +1,19 @@
+// The admin plane's root router; its type is what the typed client and the CLI are built on.
+import { keysRouter } from './routers/keys.ts';
+import { membersRouter } from './routers/members.ts';
+import { orgsRouter } from './routers/orgs.ts';
+import { quotasRouter } from './routers/quotas.ts';
+import { usersRouter } from './routers/users.ts';
+import { workspacesRouter } from './routers/workspaces.ts';
+import { router } from './trpc.ts';
+
+export const adminRouter = router({
+  orgs: orgsRouter,
+  users: usersRouter,
+  members: membersRouter,
+  workspaces: workspacesRouter,
+  keys: keysRouter,
+  quotas: quotasRouter,
+});
+
+export type AdminRouter = typeof adminRouter;

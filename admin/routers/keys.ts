@@ -1,0 +1,24 @@
+// Admin: API keys. The plain key is in the answer to `create` only; `list` shows masked keys.
+import { z } from 'zod';
+import { createApiKey, listApiKeys, revokeApiKey } from '../../db/api-keys.ts';
+import { ADMIN_ACTOR } from '../../db/audit-logs.ts';
+import { procedure, router } from '../trpc.ts';
+
+const name = z.string().trim().min(1).max(100);
+
+export const keysRouter = router({
+  create: procedure
+    .input(
+      z.discriminatedUnion('type', [
+        z.object({ type: z.literal('personal'), userId: z.uuid(), name }),
+        z.object({ type: z.literal('workspace'), workspaceId: z.uuid(), name }),
+      ]),
+    )
+    .mutation(({ ctx, input }) => createApiKey(ctx.db, ctx.encryptionKey, ADMIN_ACTOR, input)),
+  list: procedure
+    .input(z.object({ userId: z.uuid().optional(), workspaceId: z.uuid().optional() }).optional())
+    .query(({ ctx, input }) => listApiKeys(ctx.db, input ?? {})),
+  revoke: procedure
+    .input(z.object({ id: z.uuid() }))
+    .mutation(({ ctx, input }) => revokeApiKey(ctx.db, ADMIN_ACTOR, input.id)),
+});

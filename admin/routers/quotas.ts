@@ -1,0 +1,26 @@
+// Admin: per-organization overrides of the plan's limits.
+import { z } from 'zod';
+import { quotaOverridesSchema } from '../../db/plans.ts';
+import { getQuotas, setQuotas } from '../../db/quotas.ts';
+import { procedure, router } from '../trpc.ts';
+
+// Each field may be set, or null to fall back to the plan's value.
+const changes = z.object(
+  Object.fromEntries(
+    Object.entries(quotaOverridesSchema.shape).map(([k, v]) => [k, v.unwrap().nullable().optional()]),
+  ) as {
+    [K in keyof typeof quotaOverridesSchema.shape]: z.ZodOptional<
+      z.ZodNullable<ReturnType<(typeof quotaOverridesSchema.shape)[K]['unwrap']>>
+    >;
+  },
+);
+
+export const quotasRouter = router({
+  get: procedure
+    .input(z.object({ orgId: z.uuid() }))
+    .query(({ ctx, input }) => getQuotas(ctx.db, input.orgId)),
+  set: procedure.input(changes.extend({ orgId: z.uuid() }).strict()).mutation(({ ctx, input }) => {
+    const { orgId, ...rest } = input;
+    return setQuotas(ctx.db, orgId, rest);
+  }),
+});

@@ -1,0 +1,63 @@
+// tRPC set-up of the admin plane: its context, and the procedure every router builds on, which turns
+// the service's ServiceError into the matching tRPC error (details travel in the error's data).
+import { initTRPC, TRPCError } from '@trpc/server';
+import { ZodError } from 'zod';
+import { issuesOf } from '../api/middleware/validate.ts';
+import type { Config } from '../config.ts';
+import type { Db } from '../db/client.ts';
+import { type FieldIssue, ServiceError } from '../db/errors.ts';
+import type { Logger } from '../logger.ts';
+
+export interface AdminContext {
+  db: Db;
+  config: Config;
+  log: Logger;
+  /** The AES-256 key that seals API keys and secrets. */
+  encryptionKey: Buffer;
+}
+
+const CODES: Record<number, TRPCError['code']> = {
+  400: 'BAD_REQUEST',
+  401: 'UNAUTHORIZED',
+  402: 'PAYMENT_REQUIRED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  409: 'CONFLICT',
+  413: 'PAYLOAD_TOO_LARGE',
+  422: 'UNPROCESSABLE_CONTENT',
+  429: 'TOO_MANY_REQUESTS',
+  503: 'SERVICE_UNAVAILABLE',
+};
+
+const t = initTRPC.context<AdminContext>().create({
+  errorFormatter({ shape, error }) {
+    const cause = error.cause;
+    const details: FieldIssue[] | undefined =
+      cause instanceof ServiceError ? cause.details : cause instanceof ZodError ? issuesOf(cause) : undefined;
+    // Internal errors keep their message server-side; the client sees only that one happened.
+    const message =
+      error.code === 'INTERNAL_SERVER_ERROR'
+        ? 'Internal server error'
+        : cause instanceof ZodError
+          ? 'Invalid input'
+          : shape.message;
+    return { ...shape, message, data: { ...shape.data, stack: undefined, ...(details ? { details } : {}) } };
+  },
+});
+
+const mapServiceErrors = t.middleware(async ({ next, ctx, path }) => {
+  const result = await next();
+  if (!result.ok) {
+    const cause = result.error.cause;
+    if (cause instanceof ServiceError) {
+      throw new TRPCError({ code: CODES[cause.status] ?? 'BAD_REQUEST', message: cause.message, cause });
+    }
+    if (result.error.code === 'INTERNAL_SERVER_ERROR')
+      ctx.log.error('admin procedure failed', { path, err: cause });
+  }
+  return result;
+});
+
+export const router = t.router;
+export const procedure = t.procedure.use(mapServiceErrors);
+export const createCallerFactory = t.createCallerFactory;

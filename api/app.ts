@@ -1,0 +1,22 @@
+// Builds the public REST API as a Hono app (no listening here: tests call app.request()).
+import { Hono } from 'hono';
+import { requestId } from 'hono/request-id';
+import type { ApiDeps, ApiEnv } from './context.ts';
+import { apiKeyAuth } from './middleware/auth.ts';
+import { errorHandler, notFoundHandler } from './middleware/errors.ts';
+import { auditLogRoutes } from './routes/audit-logs.ts';
+import { workspaceRoutes } from './routes/workspaces.ts';
+
+export function createApp(deps: ApiDeps) {
+  const app = new Hono<ApiEnv>();
+  app.use(requestId({ headerName: 'X-Request-Id' }));
+  app.onError(errorHandler(deps.log));
+  app.notFound(notFoundHandler);
+  app.get('/health', (c) => c.json({ status: 'ok' }));
+  app.use('/api/*', apiKeyAuth(deps.db));
+  app.route('/api/v1/workspaces', workspaceRoutes(deps));
+  app.route('/api/v1/audit-logs', auditLogRoutes(deps));
+  return app;
+}
+
+export type ApiApp = ReturnType<typeof createApp>;

@@ -1,0 +1,18 @@
+// What every API route receives: its dependencies, and the typed Hono variables set by middleware.
+import type { Config } from '../config.ts';
+import type { Principal } from '../db/api-keys.ts';
+import type { Db } from '../db/client.ts';
+import type { Logger } from '../logger.ts';
+
+export interface ApiDeps {
+  db: Db;
+  config: Config;
+  log: Logger;
+}
+
+export type ApiEnv = {
+  Variables: {
+    requestId: string;
+    principal: Principal;
+  };
+};

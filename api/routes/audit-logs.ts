@@ -1,0 +1,81 @@
+// GET /api/v1/audit-logs: an organization's audit trail, for its admins and owners on Enterprise.
+import { Hono } from 'hono';
+import { z } from 'zod';
+import { listAuditLogs } from '../../db/audit-logs.ts';
+import { forbidden, invalidField } from '../../db/errors.ts';
+import { activeMembership, findMembership } from '../../db/members.ts';
+import { effectiveLimits } from '../../db/plans.ts';
+import { findWorkspace } from '../../db/workspaces.ts';
+import type { ApiDeps, ApiEnv } from '../context.ts';
+import { queryParams } from '../middleware/validate.ts';
+
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+const isoDate = z
+  .string()
+  .regex(
+    /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/,
+    'Must be an ISO 8601 date or date-time',
+  )
+  .refine((v) => !Number.isNaN(Date.parse(v)), 'Not a valid date');
+
+export const auditLogQuery = z
+  .object({
+    workspaceId: z.uuid(),
+    action: z.string().min(1).max(100).optional(),
+    resourceType: z.string().min(1).max(100).optional(),
+    resourceId: z.string().min(1).max(200).optional(),
+    actorId: z.uuid().optional(),
+    startDate: isoDate.optional(),
+    endDate: isoDate.optional(),
+    includeDeparted: z
+      .enum(['true', 'false'])
+      .default('false')
+      .transform((v) => v === 'true'),
+    limit: z.coerce.number().int().min(1).max(100).default(50),
+    cursor: z.string().min(1).max(500).optional(),
+  })
+  .transform((q) => ({
+    ...q,
+    startDate: q.startDate ? new Date(q.startDate) : undefined,
+    // A bare date as the end of a range means the whole of that day.
+    endDate: q.endDate
+      ? new Date(DATE_ONLY.test(q.endDate) ? `${q.endDate}T23:59:59.999Z` : q.endDate)
+      : undefined,
+  }))
+  .refine((q) => !q.startDate || !q.endDate || q.startDate <= q.endDate, {
+    path: ['endDate'],
+    message: 'endDate must not be before startDate',
+  });
+
+export function auditLogRoutes({ db }: ApiDeps) {
+  return new Hono<ApiEnv>().get('/', async (c) => {
+    const principal = c.get('principal');
+    const q = queryParams(c, auditLogQuery);
+    if (principal.type !== 'personal') {
+      throw forbidden('Audit logs need the personal API key of an organization admin or owner');
+    }
+    // The caller's organization is the workspace's, if the caller belongs to it.
+    const workspace = await findWorkspace(db, q.workspaceId);
+    const membership = workspace && (await activeMembership(db, workspace.organization_id, principal.userId));
+    if (!workspace || !membership) throw invalidField('workspaceId', 'Not a workspace of your organization');
+    if (!workspace.allow_personal_api_keys) {
+      throw forbidden('Personal API keys are disabled in this workspace; use a workspace key');
+    }
+    if (membership.role !== 'owner' && membership.role !== 'admin') {
+      throw forbidden('Audit logs need an organization admin or owner role');
+    }
+    const { plan } = await effectiveLimits(db, workspace.organization_id);
+    if (plan !== 'enterprise') throw forbidden('Audit logs need an Enterprise plan');
+    if (q.actorId) {
+      const actor = await findMembership(db, workspace.organization_id, q.actorId);
+      if (!actor || (actor.departedAt && !q.includeDeparted)) {
+        throw invalidField(
+          'actorId',
+          actor ? 'Former member: set includeDeparted=true' : 'Not a member of the organization',
+        );
+      }
+    }
+    const page = await listAuditLogs(db, { ...q, organizationId: workspace.organization_id });
+    return c.json(page);
+  });
+}

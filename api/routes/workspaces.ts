@@ -1,0 +1,37 @@
+// POST /api/v1/workspaces: a personal key creates a workspace in its holder's organization.
+import { Hono } from 'hono';
+import { z } from 'zod';
+import { actorOf } from '../../db/access.ts';
+import { forbidden } from '../../db/errors.ts';
+import { homeOrganization } from '../../db/members.ts';
+import { createWorkspace } from '../../db/workspaces.ts';
+import type { ApiDeps, ApiEnv } from '../context.ts';
+import { jsonBody } from '../middleware/validate.ts';
+
+export const createWorkspaceBody = z.object({
+  name: z.string().trim().min(1).max(100),
+  color: z
+    .string()
+    .regex(/^#[0-9A-Fa-f]{6}$/, 'Must be a colour in #RRGGBB form')
+    .optional(),
+  skipDefaultWorkflow: z.boolean().optional(),
+  /** For a user in several organizations; defaults to the one they joined first. */
+  organizationId: z.uuid().optional(),
+});
+
+export function workspaceRoutes({ db }: ApiDeps) {
+  return new Hono<ApiEnv>().post('/', async (c) => {
+    const principal = c.get('principal');
+    if (principal.type !== 'personal') throw forbidden('Creating a workspace needs a personal API key');
+    const body = await jsonBody(c, createWorkspaceBody);
+    const organizationId = await homeOrganization(db, principal.userId, body.organizationId);
+    const workspace = await createWorkspace(db, actorOf(principal), {
+      organizationId,
+      ownerId: principal.userId,
+      name: body.name,
+      ...(body.color ? { color: body.color.toUpperCase() } : {}),
+      skipDefaultWorkflow: body.skipDefaultWorkflow === true,
+    });
+    return c.json({ success: true, data: { workspace } });
+  });
+}

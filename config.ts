@@ -1,0 +1,102 @@
+// Parses the environment once, with zod, into the typed configuration every process shares.
+// A wrong value stops start-up with one line that names the variable, before anything listens.
+import { z } from 'zod';
+
+const port = z.coerce.number().int().min(1).max(65535);
+const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+
+// Each entry: the variable, its schema (with its default), and the line the README's table shows.
+const envSchema = z.object({
+  PORT: port.default(3000),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  ADMIN_PORT: port.default(3001),
+  // The admin plane holds every key and quota: loopback unless an operator opens it on purpose.
+  ADMIN_HOST: z.string().min(1).default('127.0.0.1'),
+  ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
+    .optional(),
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  DATA_DIR: z.string().min(1).default('./.data'),
+  // 32 bytes, as 64 hex characters or base64; encrypts stored API keys and secrets.
+  ENCRYPTION_KEY: z
+    .string()
+    .refine((v) => decodeKey(v) !== null, 'must be 32 bytes as 64 hex characters or base64')
+    .optional(),
+  BOOTSTRAP_API_KEY: z
+    .string()
+    .regex(
+      /^sk-service-[A-Za-z0-9_-]{16,}$/,
+      'must be sk-service- followed by at least 16 base64url characters',
+    )
+    .optional(),
+  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  RUN_MIGRATIONS: bool.default(true),
+});
+
+export type Env = z.input<typeof envSchema>;
+export type Config = Omit<z.output<typeof envSchema>, 'ENCRYPTION_KEY'> & {
+  /** Decoded ENCRYPTION_KEY; undefined until resolved (embedded mode keeps one under DATA_DIR). */
+  ENCRYPTION_KEY?: Buffer;
+};
+
+export class ConfigError extends Error {}
+
+/** Decodes a 32-byte key from hex or base64; null when it is neither. */
+export function decodeKey(value: string): Buffer | null {
+  if (/^[0-9a-fA-F]{64}$/.test(value)) return Buffer.from(value, 'hex');
+  const buf = Buffer.from(value, 'base64');
+  return buf.length === 32 ? buf : null;
+}
+
+/** Parses an environment (process.env by default); throws ConfigError with one line naming the variable. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  // An empty variable means unset, as shells and .env files commonly produce them.
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = envSchema.safeParse(present);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const name = String(issue?.path[0] ?? 'environment');
+    const value = env[name];
+    const shown =
+      name === 'ADMIN_TOKEN' || name === 'ENCRYPTION_KEY' || name === 'BOOTSTRAP_API_KEY'
+        ? ''
+        : ` (got "${value}")`;
+    throw new ConfigError(`Invalid configuration: ${name} ${issue?.message ?? 'is invalid'}${shown}`);
+  }
+  const { ENCRYPTION_KEY, ...rest } = parsed.data;
+  const key = ENCRYPTION_KEY ? decodeKey(ENCRYPTION_KEY) : null;
+  if (rest.DATABASE_URL && !key) {
+    // Every process against a shared server must decrypt the same keys, so none may invent its own.
+    throw new ConfigError('Invalid configuration: ENCRYPTION_KEY is required when DATABASE_URL is set');
+  }
+  return { ...rest, ...(key ? { ENCRYPTION_KEY: key } : {}) };
+}
+
+/** Loads process.env, or prints the one-line reason and exits: the start-up path of every entry point. */
+export function loadConfigOrExit(): Config {
+  try {
+    return loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(1);
+    }
+    throw err;
+  }
+}
+
+/**
+ * The single-role entry points (api, runner, admin) are for production on a shared server; the
+ * embedded database belongs to one process, which `npm start` runs with every role in it.
+ */
+export function requireServerDatabase(config: Config, role: string): Config {
+  if (!config.DATABASE_URL) {
+    console.error(
+      `Invalid configuration: DATABASE_URL is required to run the ${role} alone (the embedded database serves one process: use npm start)`,
+    );
+    process.exit(1);
+  }
+  return config;
+}

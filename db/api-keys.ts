@@ -1,0 +1,200 @@
+// API keys: `sk-service-` + 24 random bytes base64url. Stored as SHA-256 (looked up on every
+// request) and AES-256-GCM ciphertext; the plain key is returned once, at creation, and never logged.
+import { createHash, randomBytes } from 'node:crypto';
+import { type Actor, recordAudit } from './audit-logs.ts';
+import type { Queryable } from './client.ts';
+import { conflict, isUniqueViolation, notFound } from './errors.ts';
+import { seal } from './secret-box.ts';
+import { findWorkspace } from './workspaces.ts';
+
+export const KEY_PREFIX = 'sk-service-';
+export type KeyType = 'personal' | 'workspace';
+
+export const generateApiKey = () => KEY_PREFIX + randomBytes(24).toString('base64url');
+export const hashApiKey = (key: string) => createHash('sha256').update(key, 'utf8').digest();
+
+export interface ApiKeyInfo {
+  id: string;
+  type: KeyType;
+  name: string;
+  userId: string | null;
+  workspaceId: string | null;
+  /** The key with all but its last four characters hidden. */
+  maskedKey: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
+type KeyRow = {
+  id: string;
+  type: KeyType;
+  name: string;
+  user_id: string | null;
+  workspace_id: string | null;
+  key_last4: string;
+  created_at: Date;
+  last_used_at: Date | null;
+  revoked_at: Date | null;
+};
+
+const toInfo = (r: KeyRow): ApiKeyInfo => ({
+  id: r.id,
+  type: r.type,
+  name: r.name,
+  userId: r.user_id,
+  workspaceId: r.workspace_id,
+  maskedKey: `${KEY_PREFIX}••••${r.key_last4}`,
+  createdAt: r.created_at.toISOString(),
+  lastUsedAt: r.last_used_at?.toISOString() ?? null,
+  revokedAt: r.revoked_at?.toISOString() ?? null,
+});
+
+export type CreateKeyInput =
+  | { type: 'personal'; userId: string; name: string }
+  | { type: 'workspace'; workspaceId: string; name: string };
+
+/**
+ * Creates a key (a given `key` is used as is: the bootstrap key known in advance). Personal keys
+ * belong to a user; workspace keys to one workspace. Returns the plain key: the only time it is shown.
+ */
+export async function createApiKey(
+  db: Queryable,
+  encryptionKey: Buffer,
+  actor: Actor,
+  input: CreateKeyInput,
+  key: string = generateApiKey(),
+): Promise<ApiKeyInfo & { key: string }> {
+  try {
+    return await db.transaction(async (tx) => {
+      const scope = await keyScope(tx, input);
+      const [row] = await tx.query<KeyRow>(
+        `insert into api_keys (type, user_id, workspace_id, name, key_hash, key_ciphertext, key_last4)
+         values ($1, $2, $3, $4, $5, $6, $7) returning *`,
+        [
+          input.type,
+          input.type === 'personal' ? input.userId : null,
+          input.type === 'workspace' ? input.workspaceId : null,
+          input.name,
+          hashApiKey(key),
+          seal(encryptionKey, key),
+          key.slice(-4),
+        ],
+      );
+      const info = toInfo(row as KeyRow);
+      for (const organizationId of scope.organizationIds) {
+        await recordAudit(tx, actor, {
+          organizationId,
+          workspaceId: scope.workspaceId,
+          action: 'api_key.created',
+          resourceType: 'api_key',
+          resourceId: info.id,
+          metadata: { type: info.type, name: info.name, userId: info.userId },
+        });
+      }
+      return { ...info, key };
+    });
+  } catch (err) {
+    if (isUniqueViolation(err)) throw conflict('That key value is already in use');
+    throw err;
+  }
+}
+
+// The organizations whose audit log records a key's life: the workspace's, or each of the user's.
+async function keyScope(tx: Queryable, input: CreateKeyInput) {
+  if (input.type === 'workspace') {
+    const ws = await findWorkspace(tx, input.workspaceId);
+    if (!ws) throw notFound('Workspace');
+    return { organizationIds: [ws.organization_id], workspaceId: ws.id };
+  }
+  const [user] = await tx.query('select id from users where id = $1', [input.userId]);
+  if (!user) throw notFound('User');
+  const orgs = await tx.query<{ organization_id: string }>(
+    'select organization_id from members where user_id = $1 and departed_at is null',
+    [input.userId],
+  );
+  return { organizationIds: orgs.map((o) => o.organization_id), workspaceId: null };
+}
+
+export async function listApiKeys(db: Queryable, filter: { userId?: string; workspaceId?: string }) {
+  const rows = await db.query<KeyRow>(
+    `select * from api_keys where ($1::uuid is null or user_id = $1) and ($2::uuid is null or workspace_id = $2)
+      order by created_at, id`,
+    [filter.userId ?? null, filter.workspaceId ?? null],
+  );
+  return rows.map(toInfo);
+}
+
+export async function revokeApiKey(db: Queryable, actor: Actor, keyId: string): Promise<ApiKeyInfo> {
+  return db.transaction(async (tx) => {
+    const [row] = await tx.query<KeyRow>(
+      'update api_keys set revoked_at = coalesce(revoked_at, now()) where id = $1 returning *',
+      [keyId],
+    );
+    if (!row) throw notFound('API key');
+    const scope = await keyScope(
+      tx,
+      row.type === 'workspace'
+        ? { type: 'workspace', workspaceId: row.workspace_id as string, name: row.name }
+        : { type: 'personal', userId: row.user_id as string, name: row.name },
+    );
+    for (const organizationId of scope.organizationIds) {
+      await recordAudit(tx, actor, {
+        organizationId,
+        workspaceId: scope.workspaceId,
+        action: 'api_key.revoked',
+        resourceType: 'api_key',
+        resourceId: row.id,
+      });
+    }
+    return toInfo(row);
+  });
+}
+
+/** The caller a key stands for, as resolved on each request. */
+export type Principal =
+  | { keyId: string; type: 'personal'; userId: string; userName: string; userEmail: string }
+  | { keyId: string; type: 'workspace'; workspaceId: string; organizationId: string; billedUserId: string };
+
+/** Resolves a presented key to its principal; null when it is unknown or revoked. */
+export async function authenticateApiKey(db: Queryable, presented: string): Promise<Principal | null> {
+  if (!presented.startsWith(KEY_PREFIX) || presented.length > 200) return null;
+  const [row] = await db.query<{
+    id: string;
+    type: KeyType;
+    user_id: string | null;
+    user_name: string | null;
+    user_email: string | null;
+    workspace_id: string | null;
+    organization_id: string | null;
+    billed_user_id: string | null;
+    last_used_at: Date | null;
+  }>(
+    `select k.id, k.type, k.user_id, u.name as user_name, u.email as user_email, k.workspace_id,
+            w.organization_id, w.billed_account_user_id as billed_user_id, k.last_used_at
+       from api_keys k left join users u on u.id = k.user_id left join workspaces w on w.id = k.workspace_id
+      where k.key_hash = $1 and k.revoked_at is null`,
+    [hashApiKey(presented)],
+  );
+  if (!row) return null;
+  // Record use at most once a minute: a write per request would make every read a write.
+  if (!row.last_used_at || Date.now() - row.last_used_at.getTime() > 60_000) {
+    await db.query('update api_keys set last_used_at = now() where id = $1', [row.id]);
+  }
+  if (row.type === 'personal') {
+    return {
+      keyId: row.id,
+      type: 'personal',
+      userId: row.user_id as string,
+      userName: row.user_name as string,
+      userEmail: row.user_email as string,
+    };
+  }
+  return {
+    keyId: row.id,
+    type: 'workspace',
+    workspaceId: row.workspace_id as string,
+    organizationId: row.organization_id as string,
+    billedUserId: row.billed_user_id as string,
+  };
+}

@@ -1,0 +1,147 @@
+// The one small interface over our two database backends: a real server through `postgres`
+// (DATABASE_URL) or in-process PGlite with pgvector (embedded, persisted under DATA_DIR).
+// Stores speak only this interface: parameterised SQL text ($1, $2, …), transactions, LISTEN/NOTIFY.
+import { mkdirSync } from 'node:fs';
+import { PGlite, type Transaction } from '@electric-sql/pglite';
+import { vector } from '@electric-sql/pglite-pgvector';
+import postgres from 'postgres';
+
+export type Row = Record<string, unknown>;
+
+/** What a store needs to run SQL: the database itself or an open transaction. */
+export interface Queryable {
+  query<T = Row>(text: string, params?: readonly unknown[]): Promise<T[]>;
+  /** Runs a script of several statements without parameters (migrations). */
+  exec(script: string): Promise<void>;
+  /**
+   * Runs fn in one transaction: committed when it resolves, rolled back when it throws. Inside a
+   * transaction it opens a savepoint, so stores compose: a store's unit of work can join a larger one.
+   */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+}
+
+export interface Db extends Queryable {
+  readonly backend: 'postgres' | 'pglite';
+  /** Subscribes to a NOTIFY channel; resolves to the unsubscribe function. */
+  listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
+  notify(channel: string, payload: string): Promise<void>;
+  close(): Promise<void>;
+  /** The raw PGlite instance in embedded mode (pg-boss's adapter needs it); undefined otherwise. */
+  readonly pglite?: PGlite;
+}
+
+/** Opens an in-process PGlite with pgvector: in memory without dataDir, else persisted there. */
+export async function openPglite(options: { dataDir?: string; loadDataDir?: Blob } = {}): Promise<Db> {
+  if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
+  const pg = await PGlite.create({
+    ...(options.dataDir ? { dataDir: options.dataDir } : {}),
+    ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
+    extensions: { vector },
+  });
+  return wrapPglite(pg);
+}
+
+export function wrapPglite(pg: PGlite): Db {
+  return {
+    backend: 'pglite',
+    pglite: pg,
+    async query<T>(text: string, params: readonly unknown[] = []) {
+      return (await pg.query<T>(text, params as unknown[])).rows;
+    },
+    // PGlite serialises a transaction against every other query on the instance, so no interleaving.
+    async exec(script) {
+      await pg.exec(script);
+    },
+    transaction: (fn) => pg.transaction((tx) => fn(pgliteTransaction(tx))),
+    listen: async (channel, onPayload) => {
+      const unlisten = await pg.listen(channel, onPayload);
+      return () => unlisten();
+    },
+    async notify(channel, payload) {
+      await pg.query('select pg_notify($1, $2)', [channel, payload]);
+    },
+    close: () => pg.close(),
+  };
+}
+
+function pgliteTransaction(tx: Transaction): Queryable {
+  let savepoints = 0;
+  const self: Queryable = {
+    query: async <T>(text: string, params: readonly unknown[] = []) =>
+      (await tx.query<T>(text, params as unknown[])).rows,
+    exec: async (script) => {
+      await tx.exec(script);
+    },
+    async transaction(fn) {
+      const name = `sp_${++savepoints}`;
+      await tx.exec(`savepoint ${name}`);
+      try {
+        const result = await fn(self);
+        await tx.exec(`release savepoint ${name}`);
+        return result;
+      } catch (err) {
+        await tx.exec(`rollback to savepoint ${name}`);
+        throw err;
+      }
+    },
+  };
+  return self;
+}
+
+/** Connects to a Postgres server; the pool is lazy, so the first query proves the URL. */
+export function openPostgres(url: string, options: { max?: number } = {}): Db {
+  const sql = postgres(url, {
+    max: options.max ?? 10,
+    onnotice: () => {},
+    // Bigints arrive as strings from postgres.js and as numbers from PGlite: read both as numbers.
+    types: {
+      bigint: { to: 20, from: [20], serialize: (v: number) => String(v), parse: (v: string) => Number(v) },
+    },
+    connection: { application_name: 'workflow-service' },
+  });
+  return {
+    backend: 'postgres',
+    query: (text, params = []) => run(sql, text, params),
+    // Without parameters postgres.js uses the simple protocol, which takes several statements.
+    exec: async (script) => {
+      await sql.unsafe(script);
+    },
+    transaction: async (fn) =>
+      (await sql.begin((tx) => fn(postgresTransaction(tx)))) as Awaited<ReturnType<typeof fn>>,
+    listen: async (channel, onPayload) => {
+      const sub = await sql.listen(channel, onPayload);
+      return () => sub.unlisten();
+    },
+    async notify(channel, payload) {
+      await sql.notify(channel, payload);
+    },
+    close: () => sql.end({ timeout: 5 }),
+  };
+}
+
+const run = async <T>(
+  exec: postgres.Sql | postgres.TransactionSql,
+  text: string,
+  params: readonly unknown[],
+) => (await exec.unsafe(text, params as postgres.ParameterOrJSON<never>[])) as unknown as T[];
+
+function postgresTransaction(tx: postgres.TransactionSql): Queryable {
+  return {
+    query: (text, params = []) => run(tx, text, params),
+    exec: async (script) => {
+      await tx.unsafe(script);
+    },
+    transaction: async (fn) =>
+      (await tx.savepoint((sp) => fn(postgresTransaction(sp)))) as Awaited<ReturnType<typeof fn>>,
+  };
+}
+
+/** The backend the configuration asks for: DATABASE_URL, or embedded PGlite under dataDir. */
+export async function openDatabase(config: {
+  DATABASE_URL?: string;
+  DATA_DIR: string;
+  DATABASE_POOL_SIZE?: number;
+}) {
+  if (config.DATABASE_URL) return openPostgres(config.DATABASE_URL, { max: config.DATABASE_POOL_SIZE ?? 10 });
+  return openPglite({ dataDir: `${config.DATA_DIR}/pgdata` });
+}

@@ -1,0 +1,52 @@
+// The first steps of every process: open the configured database, bring its schema up to date,
+// resolve the encryption key, and on an empty database create the first organization and key.
+import type { Config } from '../config.ts';
+import type { Logger } from '../logger.ts';
+import { type BootstrapResult, bootstrap } from './bootstrap.ts';
+import { type Db, openDatabase } from './client.ts';
+import { resolveEncryptionKey } from './encryption-key.ts';
+import { migrate } from './migrate.ts';
+
+export interface Started {
+  db: Db;
+  encryptionKey: Buffer;
+  bootstrapped: BootstrapResult;
+}
+
+export async function startDatabase(config: Config, log: Logger): Promise<Started> {
+  const encryptionKey = resolveEncryptionKey(config);
+  const db = await openDatabase(config);
+  try {
+    if (config.RUN_MIGRATIONS) {
+      const applied = await migrate(db);
+      if (applied.length) log.info('migrations applied', { versions: applied });
+    }
+    const bootstrapped = await bootstrap(db, {
+      encryptionKey,
+      ...(config.BOOTSTRAP_API_KEY ? { bootstrapApiKey: config.BOOTSTRAP_API_KEY } : {}),
+      ...(config.ADMIN_TOKEN ? { adminToken: config.ADMIN_TOKEN } : {}),
+    });
+    return { db, encryptionKey, bootstrapped };
+  } catch (err) {
+    await db.close().catch(() => {});
+    const e = err as { code?: string; message?: string };
+    // The failure an operator most often meets first: a server without pgvector.
+    if (/extension "vector"/.test(e.message ?? '')) {
+      throw new Error(
+        'The database server has no pgvector: install the `vector` extension (README, "Real Postgres")',
+      );
+    }
+    throw err;
+  }
+}
+
+/** The lines printed once, on the start that created the bootstrap key or admin token. */
+export function bootstrapBanner(b: BootstrapResult): string[] {
+  const lines: string[] = [];
+  if (b.apiKey) {
+    lines.push(`Bootstrap API key (personal, shown once): ${b.apiKey}`);
+    lines.push(`Default workspace id: ${b.workspaceId}`);
+  }
+  if (b.adminToken) lines.push(`Admin token (shown once; set ADMIN_TOKEN to use the CLI): ${b.adminToken}`);
+  return lines;
+}

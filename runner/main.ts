@@ -1,0 +1,14 @@
+// A runner alone, for production: `npm run runner`. Start as many as the load needs, on any hosts,
+// against the same Postgres; each fetches jobs from the shared queues.
+import { loadConfigOrExit, requireServerDatabase } from '../config.ts';
+import { startDatabase } from '../db/startup.ts';
+import { createLogger } from '../logger.ts';
+import { onShutdown } from '../shutdown.ts';
+import { startRunner } from './runner.ts';
+
+const config = requireServerDatabase(loadConfigOrExit(), 'runner');
+const log = createLogger(config.LOG_LEVEL, { process: 'runner', pid: process.pid });
+const { db } = await startDatabase(config, log);
+const runner = await startRunner({ db, config, log });
+console.log('Runner started');
+onShutdown(log, [runner.stop, db.close]);
