@@ -1,6 +1,7 @@
 // GET /api/v1/audit-logs: an organization's audit trail, for its admins and owners on Enterprise.
 import { Hono } from 'hono';
 import { z } from 'zod';
+import { authorizeWorkspace } from '../../db/access.ts';
 import { listAuditLogs } from '../../db/audit-logs.ts';
 import { forbidden, invalidField } from '../../db/errors.ts';
 import { activeMembership, findMembership } from '../../db/members.ts';
@@ -52,6 +53,8 @@ export function auditLogRoutes({ db }: ApiDeps) {
     const principal = c.get('principal');
     const q = queryParams(c, auditLogQuery);
     if (principal.type !== 'personal') {
+      // A workspace key elsewhere hears that first; in its own workspace, that keys are not people.
+      await authorizeWorkspace(db, principal, q.workspaceId, 'read');
       throw forbidden('Audit logs need the personal API key of an organization admin or owner');
     }
     // The caller's organization is the workspace's, if the caller belongs to it.
