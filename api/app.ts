@@ -3,6 +3,7 @@ import { Hono } from 'hono';
 import { requestId } from 'hono/request-id';
 import type { ApiDeps, ApiEnv } from './context.ts';
 import { apiKeyAuth } from './middleware/auth.ts';
+import { jsonBodyLimit } from './middleware/body-limit.ts';
 import { errorHandler, notFoundHandler } from './middleware/errors.ts';
 import { auditLogRoutes } from './routes/audit-logs.ts';
 import { workspaceRoutes } from './routes/workspaces.ts';
@@ -14,6 +15,7 @@ export function createApp(deps: ApiDeps) {
   app.notFound(notFoundHandler);
   app.get('/health', (c) => c.json({ status: 'ok' }));
   app.use('/api/*', apiKeyAuth(deps.db));
+  app.use('/api/*', jsonBodyLimit());
   app.route('/api/v1/workspaces', workspaceRoutes(deps));
   app.route('/api/v1/audit-logs', auditLogRoutes(deps));
   return app;

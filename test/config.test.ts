@@ -4,7 +4,13 @@ import { ConfigError, loadConfig } from '../config.ts';
 describe('configuration', () => {
   it('has a default for everything a first start needs', () => {
     const config = loadConfig({});
-    expect(config).toMatchObject({ PORT: 3000, ADMIN_PORT: 3001, ADMIN_HOST: '127.0.0.1', DATA_DIR: './.data', LOG_LEVEL: 'info' });
+    expect(config).toMatchObject({
+      PORT: 3000,
+      ADMIN_PORT: 3001,
+      ADMIN_HOST: '127.0.0.1',
+      DATA_DIR: './.data',
+      LOG_LEVEL: 'info',
+    });
     expect(config.DATABASE_URL).toBeUndefined();
     expect(config.ENCRYPTION_KEY).toBeUndefined();
   });

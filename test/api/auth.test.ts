@@ -1,7 +1,13 @@
 // The auth matrix of the public API: every request is judged by its X-API-Key before any route runs,
 // and a key acts only where its scope reaches.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addPerson, createTenant, startTestService, type Tenant, type TestService } from '../helpers/service.ts';
+import {
+  addPerson,
+  createTenant,
+  startTestService,
+  type Tenant,
+  type TestService,
+} from '../helpers/service.ts';
 
 let svc: TestService;
 let tenant: Tenant;
@@ -60,26 +66,40 @@ describe('API keys', () => {
 
 describe('key scopes', () => {
   it('refuses a personal key in a workspace that disallows personal keys (403), and allows it again after', async () => {
-    await svc.admin.workspaces.update.mutate({ workspaceId: tenant.workspace.id, allowPersonalApiKeys: false });
+    await svc.admin.workspaces.update.mutate({
+      workspaceId: tenant.workspace.id,
+      allowPersonalApiKeys: false,
+    });
     try {
       const res = await audit(tenant.key, tenant.workspace.id);
       expect(res.status).toBe(403);
       expect(res.body.error).toMatch(/personal/i);
     } finally {
-      await svc.admin.workspaces.update.mutate({ workspaceId: tenant.workspace.id, allowPersonalApiKeys: true });
+      await svc.admin.workspaces.update.mutate({
+        workspaceId: tenant.workspace.id,
+        allowPersonalApiKeys: true,
+      });
     }
     expect((await audit(tenant.key, tenant.workspace.id)).status).toBe(200);
   });
 
   it('refuses a workspace key in another workspace with 403', async () => {
-    const { key } = await svc.admin.keys.create.mutate({ type: 'workspace', workspaceId: tenant.workspace.id, name: 'ci' });
+    const { key } = await svc.admin.keys.create.mutate({
+      type: 'workspace',
+      workspaceId: tenant.workspace.id,
+      name: 'ci',
+    });
     const res = await audit(key, other.workspace.id);
     expect(res.status).toBe(403);
     expect(res.body.error).toMatch(/another workspace/i);
   });
 
   it('refuses a workspace key where a personal key is required (workspace creation) and creates nothing', async () => {
-    const { key } = await svc.admin.keys.create.mutate({ type: 'workspace', workspaceId: tenant.workspace.id, name: 'ci' });
+    const { key } = await svc.admin.keys.create.mutate({
+      type: 'workspace',
+      workspaceId: tenant.workspace.id,
+      name: 'ci',
+    });
     const before = await svc.admin.workspaces.list.query({ orgId: tenant.org.id });
     const res = await createWs(key, { name: 'Should not exist' });
     expect(res.status).toBe(403);
@@ -94,7 +114,7 @@ describe('key scopes', () => {
     expect(JSON.stringify(res.body)).not.toContain(other.org.id);
   });
 
-  it("refuses to create a workspace in another organization named by organizationId", async () => {
+  it('refuses to create a workspace in another organization named by organizationId', async () => {
     const res = await createWs(tenant.key, { name: 'Intruder', organizationId: other.org.id });
     expect(res.status).toBe(403);
     const names = (await svc.admin.workspaces.list.query({ orgId: other.org.id })).map((w) => w.name);
@@ -139,11 +159,24 @@ describe('responses', () => {
     expect(res.body.error).toEqual(expect.any(String));
     const paths = res.body.details.map((d: { path: string[] }) => d.path.join('.'));
     expect(paths.sort()).toEqual(['color', 'name']);
-    for (const d of res.body.details) expect(d).toEqual({ code: expect.any(String), path: expect.any(Array), message: expect.any(String) });
+    for (const d of res.body.details)
+      expect(d).toEqual({ code: expect.any(String), path: expect.any(Array), message: expect.any(String) });
   });
 
   it('serves the health check without a key', async () => {
     const res = await svc.call('GET', '/health');
     expect(res.status).toBe(200);
+  });
+});
+
+describe('body size', () => {
+  it('refuses a JSON body over 10 MB with 413 {error}', async () => {
+    const res = await svc.app.request('/api/v1/workspaces', {
+      method: 'POST',
+      headers: { 'X-API-Key': tenant.key, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ name: 'big', padding: 'x'.repeat(10 * 1024 * 1024) }),
+    });
+    expect(res.status).toBe(413);
+    expect(await res.json()).toEqual({ error: expect.any(String) });
   });
 });

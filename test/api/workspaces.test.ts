@@ -1,5 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addPerson, createTenant, startTestService, type Tenant, type TestService } from '../helpers/service.ts';
+import {
+  addPerson,
+  createTenant,
+  startTestService,
+  type Tenant,
+  type TestService,
+} from '../helpers/service.ts';
 
 let svc: TestService;
 let tenant: Tenant;
@@ -13,7 +19,10 @@ afterAll(() => svc.close());
 const create = (body: unknown, key = tenant.key) => svc.call('POST', '/api/v1/workspaces', { key, body });
 
 async function auditActions(workspaceId: string) {
-  const res = await svc.call('GET', '/api/v1/audit-logs', { key: tenant.key, query: { workspaceId, limit: 100 } });
+  const res = await svc.call('GET', '/api/v1/audit-logs', {
+    key: tenant.key,
+    query: { workspaceId, limit: 100 },
+  });
   expect(res.status).toBe(200);
   return res.body.data.filter((e: { workspaceId: string }) => e.workspaceId === workspaceId);
 }
@@ -57,20 +66,25 @@ describe('POST /api/v1/workspaces', () => {
 
   it('gives the caller admin permission there: they can act in the new workspace', async () => {
     const { body } = await create({ name: 'Acting' });
-    const res = await svc.call('GET', '/api/v1/audit-logs', { key: tenant.key, query: { workspaceId: body.data.workspace.id } });
+    const res = await svc.call('GET', '/api/v1/audit-logs', {
+      key: tenant.key,
+      query: { workspaceId: body.data.workspace.id },
+    });
     expect(res.status).toBe(200);
   });
 
   it('creates the default agent workflow unless skipDefaultWorkflow is true', async () => {
     const withDefault = (await create({ name: 'With default' })).body.data.workspace;
-    const without = (await create({ name: 'Without default', skipDefaultWorkflow: true })).body.data.workspace;
+    const without = (await create({ name: 'Without default', skipDefaultWorkflow: true })).body.data
+      .workspace;
     const withActions = (await auditActions(withDefault.id)).map((e: { action: string }) => e.action);
     const withoutActions = (await auditActions(without.id)).map((e: { action: string }) => e.action);
     expect(withActions.sort()).toEqual(['workflow.created', 'workspace.created']);
     expect(withoutActions).toEqual(['workspace.created']);
-    const [row] = await svc.db.query<{ n: number }>('select count(*)::int as n from workflows where workspace_id = $1', [
-      withDefault.id,
-    ]);
+    const [row] = await svc.db.query<{ n: number }>(
+      'select count(*)::int as n from workflows where workspace_id = $1',
+      [withDefault.id],
+    );
     expect(row?.n).toBe(1);
   });
 
@@ -92,7 +106,9 @@ describe('POST /api/v1/workspaces', () => {
     const second = (await create({ name: 'sales   team' })).body.data.workspace;
     expect(first.slug).toBe('sales-team');
     expect(second.slug).toBe('sales-team-2');
-    const racing = await Promise.all(Array.from({ length: 5 }, () => create({ name: 'Race', skipDefaultWorkflow: true })));
+    const racing = await Promise.all(
+      Array.from({ length: 5 }, () => create({ name: 'Race', skipDefaultWorkflow: true })),
+    );
     expect(racing.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
     const slugs = racing.map((r) => r.body.data.workspace.slug).sort();
     expect(new Set(slugs).size).toBe(5);
@@ -116,7 +132,11 @@ describe('POST /api/v1/workspaces', () => {
     const person = await addPerson(svc.admin, tenant, { role: 'member' });
     const res = await create({ name: 'Mine' }, person.key);
     expect(res.status).toBe(200);
-    expect(res.body.data.workspace).toMatchObject({ ownerId: person.user.id, role: 'admin', organizationId: tenant.org.id });
+    expect(res.body.data.workspace).toMatchObject({
+      ownerId: person.user.id,
+      role: 'admin',
+      organizationId: tenant.org.id,
+    });
   });
 
   it.each([

@@ -18,7 +18,9 @@ it('numbers migrations uniquely and in order', () => {
 it('applies nothing to a database that is already current, even from racing starts', async () => {
   const results = await Promise.all([migrate(tdb.db), migrate(tdb.db), migrate(tdb.db)]);
   expect(results).toEqual([[], [], []]);
-  const rows = await tdb.db.query<{ version: number }>('select version from schema_migrations order by version');
+  const rows = await tdb.db.query<{ version: number }>(
+    'select version from schema_migrations order by version',
+  );
   expect(rows.map((r) => r.version)).toEqual(listMigrations().map((m) => m.version));
 });
 
@@ -27,6 +29,8 @@ it('brings an empty schema up to date exactly once when racing', async () => {
   const results = await Promise.all([migrate(tdb.db), migrate(tdb.db)]);
   const all = listMigrations().map((m) => m.version);
   expect(results.flat().sort()).toEqual(all);
-  const [row] = await tdb.db.query<{ n: number }>("select count(*)::int as n from information_schema.tables where table_name = 'workspaces'");
+  const [row] = await tdb.db.query<{ n: number }>(
+    "select count(*)::int as n from information_schema.tables where table_name = 'workspaces'",
+  );
   expect(row?.n).toBe(1);
 });

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { TRPCClientError } from '@trpc/client';
 import { createAdminApp } from '../../admin/app.ts';
 import { type AdminClient, createAdminClient } from '../../admin/client.ts';
 import { createApp } from '../../api/app.ts';
@@ -149,4 +150,29 @@ export async function addPerson(
     name: 'key',
   });
   return { user, key, keyId };
+}
+
+/** What a failed admin call reports: the tRPC code, HTTP status, message and (on 400) the field issues. */
+export interface AdminFailure {
+  code: string;
+  httpStatus: number;
+  message: string;
+  details?: { code: string; path: (string | number)[]; message: string }[];
+}
+
+/** Awaits an admin call that must fail and returns its tRPC error; fails the test if it succeeds. */
+export async function adminError(call: Promise<unknown>): Promise<AdminFailure> {
+  try {
+    await call;
+  } catch (err) {
+    if (!(err instanceof TRPCClientError)) throw err;
+    const data = (err.data ?? {}) as Partial<AdminFailure>;
+    return {
+      code: String(data.code),
+      httpStatus: Number(data.httpStatus),
+      message: err.message,
+      ...(data.details ? { details: data.details } : {}),
+    };
+  }
+  throw new Error('Expected the admin call to fail, but it succeeded');
 }
