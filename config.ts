@@ -32,6 +32,34 @@ const envSchema = z.object({
     )
     .optional(),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  // Runners: how many executions one runner process works at once, and its worker threads.
+  RUNNER_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(32),
+  WORKER_THREADS: z.coerce.number().int().min(1).max(256).optional(),
+  WORKFLOW_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(300_000),
+  // How long a sync execute call waits before answering with the job to poll instead.
+  SYNC_WAIT_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(300_000),
+  FUNCTION_TIMEOUT_MS: z.coerce.number().int().min(10).max(300_000).default(10_000),
+  FUNCTION_MEMORY_MB: z.coerce.number().int().min(16).max(4096).default(128),
+  // A runner that stops sending heartbeats (killed, hung) loses its jobs to another after this.
+  QUEUE_HEARTBEAT_SECONDS: z.coerce.number().int().min(10).max(3600).default(30),
+  QUEUE_SUPERVISE_SECONDS: z.coerce.number().int().min(1).max(3600).default(10),
+  HTTP_ALLOW_LIST: z
+    .string()
+    .default('')
+    .transform((v) =>
+      v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    ),
+  HTTP_MAX_RESPONSE_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(1_073_741_824)
+    .default(10 * 1024 * 1024),
+  OPENAI_BASE_URL: z.url().optional(),
+  OPENAI_API_KEY: z.string().min(1).optional(),
   RUN_MIGRATIONS: bool.default(true),
 });
 
@@ -59,10 +87,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const issue = parsed.error.issues[0];
     const name = String(issue?.path[0] ?? 'environment');
     const value = env[name];
-    const shown =
-      name === 'ADMIN_TOKEN' || name === 'ENCRYPTION_KEY' || name === 'BOOTSTRAP_API_KEY'
-        ? ''
-        : ` (got "${value}")`;
+    const secret = ['ADMIN_TOKEN', 'ENCRYPTION_KEY', 'BOOTSTRAP_API_KEY', 'OPENAI_API_KEY'].includes(name);
+    const shown = secret ? '' : ` (got "${value}")`;
     throw new ConfigError(`Invalid configuration: ${name} ${issue?.message ?? 'is invalid'}${shown}`);
   }
   const { ENCRYPTION_KEY, ...rest } = parsed.data;

@@ -1,7 +1,7 @@
 // Everything in one process: the public API, the runner and the admin plane, on the embedded
 // database unless DATABASE_URL is set. This is `npm start`, the first thing a new user runs.
 import { createAdminApp } from './admin/app.ts';
-import { createApp } from './api/app.ts';
+import { startApi } from './api/start.ts';
 import { loadConfigOrExit } from './config.ts';
 import { bootstrapBanner, startDatabase } from './db/startup.ts';
 import { createLogger } from './logger.ts';
@@ -12,8 +12,9 @@ import { onShutdown } from './shutdown.ts';
 const config = loadConfigOrExit();
 const log = createLogger(config.LOG_LEVEL);
 const { db, encryptionKey, bootstrapped } = await startDatabase(config, log);
-const runner = await startRunner({ db, config, log });
-const api = await listen(createApp({ db, config, log }), config.PORT, config.HOST);
+const runner = await startRunner({ db, config, log, encryptionKey });
+const api = await startApi({ db, config, log, queue: runner.boss });
+const apiServer = await listen(api.app, config.PORT, config.HOST);
 const admin = await listen(
   createAdminApp({ db, config, log, encryptionKey }),
   config.ADMIN_PORT,
@@ -21,14 +22,14 @@ const admin = await listen(
 );
 
 console.log(
-  `API:         ${api.url}   (database: ${config.DATABASE_URL ? 'postgres' : `embedded, ${config.DATA_DIR}`})`,
+  `API:         ${apiServer.url}   (database: ${config.DATABASE_URL ? 'postgres' : `embedded, ${config.DATA_DIR}`})`,
 );
 console.log(`Admin plane: ${admin.url}/trpc`);
 for (const line of bootstrapBanner(bootstrapped)) console.log(line);
 if (bootstrapped.apiKey) {
   console.log(
-    `Try: curl -X POST ${api.url}/api/v1/workspaces -H 'X-API-Key: ${bootstrapped.apiKey}' -H 'Content-Type: application/json' -d '{"name":"My workspace"}'`,
+    `Try: curl -X POST ${apiServer.url}/api/v1/workspaces -H 'X-API-Key: ${bootstrapped.apiKey}' -H 'Content-Type: application/json' -d '{"name":"My workspace"}'`,
   );
 }
 // Stop taking requests and jobs first, let running work drain, close the database last.
-onShutdown(log, [api.close, admin.close, runner.stop, db.close]);
+onShutdown(log, [apiServer.close, admin.close, api.close, runner.stop, db.close]);

@@ -62,7 +62,8 @@ export async function runCli(args: string[], out = console.log, err = console.er
     out(JSON.stringify(result, null, 2));
     return 0;
   } catch (e) {
-    if (e instanceof TRPCClientError) {
+    // An answer from the server carries data (its code and status); a failed connection does not.
+    if (e instanceof TRPCClientError && e.data) {
       const data = e.data as { code?: string; httpStatus?: number; details?: unknown } | undefined;
       err(
         JSON.stringify(

@@ -3,7 +3,9 @@ import { keysRouter } from './routers/keys.ts';
 import { membersRouter } from './routers/members.ts';
 import { orgsRouter } from './routers/orgs.ts';
 import { quotasRouter } from './routers/quotas.ts';
+import { secretsRouter } from './routers/secrets.ts';
 import { usersRouter } from './routers/users.ts';
+import { workflowsRouter } from './routers/workflows.ts';
 import { workspacesRouter } from './routers/workspaces.ts';
 import { router } from './trpc.ts';
 
@@ -14,6 +16,8 @@ export const adminRouter = router({
   workspaces: workspacesRouter,
   keys: keysRouter,
   quotas: quotasRouter,
+  workflows: workflowsRouter,
+  secrets: secretsRouter,
 });
 
 export type AdminRouter = typeof adminRouter;

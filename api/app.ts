@@ -6,6 +6,8 @@ import { apiKeyAuth } from './middleware/auth.ts';
 import { jsonBodyLimit } from './middleware/body-limit.ts';
 import { errorHandler, notFoundHandler } from './middleware/errors.ts';
 import { auditLogRoutes } from './routes/audit-logs.ts';
+import { jobRoutes } from './routes/jobs.ts';
+import { workflowRoutes } from './routes/workflows.ts';
 import { workspaceRoutes } from './routes/workspaces.ts';
 
 export function createApp(deps: ApiDeps) {
@@ -18,6 +20,8 @@ export function createApp(deps: ApiDeps) {
   app.use('/api/*', jsonBodyLimit());
   app.route('/api/v1/workspaces', workspaceRoutes(deps));
   app.route('/api/v1/audit-logs', auditLogRoutes(deps));
+  app.route('/api/workflows', workflowRoutes(deps));
+  app.route('/api/jobs', jobRoutes(deps));
   return app;
 }
 

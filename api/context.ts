@@ -1,13 +1,19 @@
 // What every API route receives: its dependencies, and the typed Hono variables set by middleware.
+
+import type { PgBoss } from 'pg-boss';
 import type { Config } from '../config.ts';
 import type { Principal } from '../db/api-keys.ts';
 import type { Db } from '../db/client.ts';
 import type { Logger } from '../logger.ts';
+import type { CompletionWaiter } from './completion-waiter.ts';
 
 export interface ApiDeps {
   db: Db;
   config: Config;
   log: Logger;
+  /** Sends jobs to the runners. */
+  queue: PgBoss;
+  waiter: CompletionWaiter;
 }
 
 export type ApiEnv = {

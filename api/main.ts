@@ -4,12 +4,13 @@ import { bootstrapBanner, startDatabase } from '../db/startup.ts';
 import { createLogger } from '../logger.ts';
 import { listen } from '../serve.ts';
 import { onShutdown } from '../shutdown.ts';
-import { createApp } from './app.ts';
+import { startApi } from './start.ts';
 
 const config = requireServerDatabase(loadConfigOrExit(), 'api');
 const log = createLogger(config.LOG_LEVEL, { process: 'api' });
 const { db, bootstrapped } = await startDatabase(config, log);
-const server = await listen(createApp({ db, config, log }), config.PORT, config.HOST);
+const api = await startApi({ db, config, log });
+const server = await listen(api.app, config.PORT, config.HOST);
 for (const line of bootstrapBanner(bootstrapped)) console.log(line);
 console.log(`API listening on ${server.url}`);
-onShutdown(log, [server.close, db.close]);
+onShutdown(log, [server.close, api.close, db.close]);

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createApp } from '../api/app.ts';
+import { startApi } from '../api/start.ts';
 import { loadConfig } from '../config.ts';
 import { bootstrap } from '../db/bootstrap.ts';
 import { openPglite } from '../db/client.ts';
@@ -21,7 +21,8 @@ const { apiKey, workspaceId } = await bootstrap(db, { encryptionKey, adminToken:
 const [org] = await db.query<{ id: string }>('select id from organizations');
 await setOrganizationPlan(db, (org as { id: string }).id, 'enterprise');
 const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent' });
-const app = createApp({ db, config, log: createLogger('silent') });
+const api = await startApi({ db, config, log: createLogger('silent') });
+const app = api.app;
 const headers = { 'X-API-Key': apiKey as string, 'Content-Type': 'application/json' };
 
 const baseline = await measure('GET /health', () => app.request('/health'));
@@ -43,5 +44,6 @@ const createWs = await measure(
   200,
 );
 report('api-auth (embedded PGlite, in-process app.request)', baseline, [rejected, auditPage, createWs]);
+await api.close();
 await db.close();
 rmSync(dataDir, { recursive: true, force: true });

@@ -22,9 +22,47 @@ export function actorOf(principal: Principal): Actor {
     : { userId: null, name: `workspace key ${principal.keyId}` };
 }
 
+type Resolved =
+  | { ok: true; workspace: WorkspaceRow; permission: WorkspacePermission }
+  | { ok: false; reason: 'missing' | 'other_workspace' | 'no_permission' | 'personal_keys_disabled' };
+
+async function resolve(db: Queryable, principal: Principal, workspaceId: string): Promise<Resolved> {
+  const workspace = await findWorkspace(db, workspaceId);
+  if (!workspace) return { ok: false, reason: 'missing' };
+  if (principal.type === 'workspace') {
+    if (principal.workspaceId !== workspace.id) return { ok: false, reason: 'other_workspace' };
+    // Workspace keys are created by workspace admins for automation: they read and write, not administer.
+    return { ok: true, workspace, permission: 'write' };
+  }
+  const [row] = await db.query<{ permission: WorkspacePermission }>(
+    'select permission from workspace_permissions where workspace_id = $1 and user_id = $2',
+    [workspace.id, principal.userId],
+  );
+  if (!row) return { ok: false, reason: 'no_permission' };
+  if (!workspace.allow_personal_api_keys) return { ok: false, reason: 'personal_keys_disabled' };
+  return { ok: true, workspace, permission: row.permission };
+}
+
+const DENIALS = {
+  other_workspace: 'This workspace key belongs to another workspace',
+  no_permission: 'You do not have access to this workspace',
+  personal_keys_disabled: 'Personal API keys are disabled in this workspace; use a workspace key',
+} as const;
+
+function granted(
+  principal: Principal,
+  r: Extract<Resolved, { ok: true }>,
+  need: WorkspacePermission,
+): WorkspaceAccess {
+  if (RANK[r.permission] < RANK[need])
+    throw forbidden(`This action needs ${need} permission on the workspace`);
+  if (r.workspace.archived_at && need !== 'read') throw forbidden('The workspace is archived');
+  return { workspace: r.workspace, permission: r.permission, actor: actorOf(principal) };
+}
+
 /**
- * Resolves the caller's permission in a workspace, or throws: 404 when the workspace does not exist,
- * 403 when the key may not act there or holds less than `need`.
+ * The caller's access to a workspace named in the request, or throws: 404 when the workspace does
+ * not exist, 403 when the key may not act there or holds less than `need`.
  */
 export async function authorizeWorkspace(
   db: Queryable,
@@ -32,26 +70,24 @@ export async function authorizeWorkspace(
   workspaceId: string,
   need: WorkspacePermission,
 ): Promise<WorkspaceAccess> {
-  const workspace = await findWorkspace(db, workspaceId);
-  if (!workspace) throw notFound('Workspace');
-  let permission: WorkspacePermission;
-  if (principal.type === 'workspace') {
-    if (principal.workspaceId !== workspace.id)
-      throw forbidden('This workspace key belongs to another workspace');
-    // Workspace keys are created by workspace admins for automation: they read and write, not administer.
-    permission = 'write';
-  } else {
-    if (!workspace.allow_personal_api_keys) {
-      throw forbidden('Personal API keys are disabled in this workspace; use a workspace key');
-    }
-    const [row] = await db.query<{ permission: WorkspacePermission }>(
-      'select permission from workspace_permissions where workspace_id = $1 and user_id = $2',
-      [workspace.id, principal.userId],
-    );
-    if (!row) throw forbidden('You do not have access to this workspace');
-    permission = row.permission;
-  }
-  if (RANK[permission] < RANK[need]) throw forbidden(`This action needs ${need} permission on the workspace`);
-  if (workspace.archived_at && need !== 'read') throw forbidden('The workspace is archived');
-  return { workspace, permission, actor: actorOf(principal) };
+  const r = await resolve(db, principal, workspaceId);
+  if (!r.ok) throw r.reason === 'missing' ? notFound('Workspace') : forbidden(DENIALS[r.reason]);
+  return granted(principal, r, need);
+}
+
+/**
+ * Access to a resource (workflow, job, table…) in a workspace, found by its own id. A key that
+ * cannot act in that workspace at all learns nothing: 404, as if the resource did not exist. A key
+ * that reaches the workspace but lacks the permission, or whose kind the workspace refuses, gets 403.
+ */
+export async function authorizeResource(
+  db: Queryable,
+  principal: Principal,
+  workspaceId: string,
+  need: WorkspacePermission,
+  what: string,
+): Promise<WorkspaceAccess> {
+  const r = await resolve(db, principal, workspaceId);
+  if (!r.ok) throw r.reason === 'personal_keys_disabled' ? forbidden(DENIALS[r.reason]) : notFound(what);
+  return granted(principal, r, need);
 }

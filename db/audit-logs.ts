@@ -74,14 +74,21 @@ function encodeCursor(p: CursorPosition): string {
   return Buffer.from(JSON.stringify(p)).toString('base64url');
 }
 
+// Only what encodeCursor writes: anything looser (a dashes-only "uuid", a `t` Date.parse reads but
+// Postgres does not, year 0) would reach the casts in the query and fail there as a 500.
+const CURSOR_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const CURSOR_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
 function decodeCursor(cursor: string): CursorPosition {
   try {
     const p = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as Partial<CursorPosition>;
     if (
       typeof p.t === 'string' &&
-      !Number.isNaN(Date.parse(p.t)) &&
+      CURSOR_TIME.test(p.t) &&
+      !p.t.startsWith('0000') &&
+      new Date(p.t).toISOString() === p.t &&
       typeof p.id === 'string' &&
-      /^[0-9a-f-]{36}$/.test(p.id)
+      CURSOR_ID.test(p.id)
     ) {
       return { t: p.t, id: p.id };
     }

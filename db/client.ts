@@ -96,6 +96,14 @@ export function openPostgres(url: string, options: { max?: number } = {}): Db {
     // Bigints arrive as strings from postgres.js and as numbers from PGlite: read both as numbers.
     types: {
       bigint: { to: 20, from: [20], serialize: (v: number) => String(v), parse: (v: string) => Number(v) },
+      // A string bound to a json/jsonb parameter is JSON text already, as PGlite takes it: stores pass
+      // JSON.stringify(...) to `$n::jsonb`. postgres.js would encode it again, storing a JSON string.
+      json: {
+        to: 114,
+        from: [114, 3802],
+        serialize: (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v)),
+        parse: (v: string) => JSON.parse(v),
+      },
     },
     connection: { application_name: 'workflow-service' },
   });

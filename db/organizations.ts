@@ -29,33 +29,37 @@ export async function createOrganization(
   db: Queryable,
   input: { name: string; slug?: string; plan?: PlanName },
 ): Promise<Organization> {
-  try {
-    return await db.transaction(async (tx) => {
-      const slug =
-        input.slug ??
-        (await freeSlug(
+  // Two creations of the same name can race to one derived slug: the unique index lets one win, and
+  // the loser picks the next free slug. An explicit slug that is taken is the caller's conflict.
+  for (let attempt = 0; ; attempt++) {
+    let slug = input.slug;
+    try {
+      return await db.transaction(async (tx) => {
+        slug ??= await freeSlug(
           tx,
           slugify(input.name),
           'select slug from organizations where slug = $1 or slug like $2',
           [],
-        ));
-      const [row] = await tx.query<OrgRow>(
-        'insert into organizations (name, slug, plan) values ($1, $2, $3) returning *',
-        [input.name, slug, input.plan ?? 'free'],
-      );
-      const org = toOrganization(row as OrgRow);
-      await recordAudit(tx, ADMIN_ACTOR, {
-        organizationId: org.id,
-        action: 'organization.created',
-        resourceType: 'organization',
-        resourceId: org.id,
-        metadata: { name: org.name, slug: org.slug, plan: org.plan },
+        );
+        const [row] = await tx.query<OrgRow>(
+          'insert into organizations (name, slug, plan) values ($1, $2, $3) returning *',
+          [input.name, slug, input.plan ?? 'free'],
+        );
+        const org = toOrganization(row as OrgRow);
+        await recordAudit(tx, ADMIN_ACTOR, {
+          organizationId: org.id,
+          action: 'organization.created',
+          resourceType: 'organization',
+          resourceId: org.id,
+          metadata: { name: org.name, slug: org.slug, plan: org.plan },
+        });
+        return org;
       });
-      return org;
-    });
-  } catch (err) {
-    if (isUniqueViolation(err)) throw conflict(`Organization slug "${input.slug}" is already taken`);
-    throw err;
+    } catch (err) {
+      if (!isUniqueViolation(err, 'organizations_slug_key')) throw err;
+      if (input.slug === undefined && attempt < 4) continue;
+      throw conflict(`Organization slug "${slug}" is already taken`);
+    }
   }
 }
 

@@ -30,44 +30,45 @@ export type Limits = Required<QuotaOverrides>;
 
 // Token buckets hold twice the per-minute rate, so a client may burst after a quiet minute.
 const rate = (requestsPerMinute: number): Rate => ({ requestsPerMinute, maxBurst: requestsPerMinute * 2 });
-const GiB = 1024 ** 3;
+// Storage is billed in decimal gigabytes, as providers bill it.
+const GB = 1_000_000_000;
 
 export const PLANS: Record<PlanName, Limits> = {
   free: {
-    sync: rate(10),
-    async: rate(50),
-    api: rate(60),
-    usageLimit: 10,
-    storageLimitBytes: 5 * GiB,
-    maxRowsPerTable: 10_000,
+    sync: rate(50),
+    async: rate(200),
+    api: rate(30),
+    usageLimit: 5,
+    storageLimitBytes: 5 * GB,
+    maxRowsPerTable: 50_000,
     maxTables: 5,
   },
   pro: {
-    sync: rate(25),
-    async: rate(200),
-    api: rate(300),
-    usageLimit: 50,
-    storageLimitBytes: 50 * GiB,
-    maxRowsPerTable: 100_000,
-    maxTables: 50,
-  },
-  team: {
-    sync: rate(75),
-    async: rate(500),
-    api: rate(600),
-    usageLimit: 500,
-    storageLimitBytes: 500 * GiB,
-    maxRowsPerTable: 1_000_000,
-    maxTables: 200,
-  },
-  enterprise: {
     sync: rate(150),
     async: rate(1000),
-    api: rate(1200),
-    usageLimit: 5000,
-    storageLimitBytes: 1024 * GiB,
-    maxRowsPerTable: 10_000_000,
-    maxTables: 1000,
+    api: rate(100),
+    usageLimit: 20,
+    storageLimitBytes: 50 * GB,
+    maxRowsPerTable: 100_000,
+    maxTables: 100,
+  },
+  team: {
+    sync: rate(300),
+    async: rate(2500),
+    api: rate(200),
+    usageLimit: 40,
+    storageLimitBytes: 500 * GB,
+    maxRowsPerTable: 500_000,
+    maxTables: 1_000,
+  },
+  enterprise: {
+    sync: rate(600),
+    async: rate(5000),
+    api: rate(500),
+    usageLimit: 200,
+    storageLimitBytes: 500 * GB,
+    maxRowsPerTable: 1_000_000,
+    maxTables: 10_000,
   },
 };
 

@@ -1,11 +1,13 @@
-// Workflow records. This foundation creates them (a new workspace's default agent workflow); the
-// Workflows issue adds validation of definitions, versions and deployments here.
+// Workflows: an editable draft definition, and immutable deployed versions. Executions run the
+// deployed version, never the draft. Every definition stored is a valid one.
+import { type Definition, parseDefinition } from '../runner/executor/definition.ts';
 import { type Actor, recordAudit } from './audit-logs.ts';
 import type { Queryable } from './client.ts';
+import { conflict, notFound } from './errors.ts';
 
-/** The agent workflow every new workspace starts with, unless asked not to: a chat turn. */
+/** The agent workflow every new workspace starts with, unless asked not to: one chat turn. */
 export const DEFAULT_AGENT_WORKFLOW = {
-  inputs: { message: { type: 'string', required: true } },
+  inputs: { message: { type: 'string', required: true, description: 'What to ask the agent' } },
   blocks: [
     {
       id: 'agent',
@@ -14,11 +16,69 @@ export const DEFAULT_AGENT_WORKFLOW = {
       systemPrompt: 'You are a helpful assistant.',
       prompt: '<start.message>',
     },
-    { id: 'respond', type: 'response', data: { content: '<agent.content>' } },
+    { id: 'respond', type: 'response', data: { content: '<agent.content>', model: '<agent.model>' } },
   ],
   edges: [{ from: 'agent', to: 'respond' }],
-} as const;
+};
 
+export interface Workflow {
+  id: string;
+  workspaceId: string;
+  name: string;
+  description: string;
+  definition: Definition;
+  deployedVersion: number | null;
+  deployedAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+type WorkflowRow = {
+  id: string;
+  workspace_id: string;
+  name: string;
+  description: string;
+  definition: Definition;
+  deployed_version: number | null;
+  deployed_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+};
+
+const toWorkflow = (r: WorkflowRow): Workflow => ({
+  id: r.id,
+  workspaceId: r.workspace_id,
+  name: r.name,
+  description: r.description,
+  definition: r.definition,
+  deployedVersion: r.deployed_version,
+  deployedAt: r.deployed_at?.toISOString() ?? null,
+  createdAt: r.created_at.toISOString(),
+  updatedAt: r.updated_at.toISOString(),
+});
+
+export async function createWorkflow(
+  db: Queryable,
+  actor: Actor,
+  input: { workspaceId: string; name: string; description?: string; definition: unknown },
+): Promise<Workflow> {
+  const definition = parseDefinition(input.definition);
+  return db.transaction(async (tx) => {
+    const [ws] = await tx.query<{ organization_id: string }>(
+      'select organization_id from workspaces where id = $1',
+      [input.workspaceId],
+    );
+    if (!ws) throw notFound('Workspace');
+    const { id } = await insertWorkflow(tx, actor, {
+      ...input,
+      organizationId: ws.organization_id,
+      definition,
+    });
+    return (await getWorkflow(tx, id)) as Workflow;
+  });
+}
+
+/** Inserts a workflow whose definition is already valid, recording workflow.created. */
 export async function insertWorkflow(
   tx: Queryable,
   actor: Actor,
@@ -45,4 +105,153 @@ export async function insertWorkflow(
     metadata: { name: input.name },
   });
   return { id };
+}
+
+export async function updateWorkflow(
+  db: Queryable,
+  actor: Actor,
+  id: string,
+  changes: { name?: string; description?: string; definition?: unknown },
+): Promise<Workflow> {
+  const definition = changes.definition === undefined ? undefined : parseDefinition(changes.definition);
+  return db.transaction(async (tx) => {
+    const [row] = await tx.query<WorkflowRow & { organization_id: string }>(
+      `update workflows w set name = coalesce($2, w.name), description = coalesce($3, w.description),
+         definition = coalesce($4::jsonb, w.definition), updated_at = now()
+       from workspaces s where w.id = $1 and s.id = w.workspace_id returning w.*, s.organization_id`,
+      [id, changes.name ?? null, changes.description ?? null, definition ? JSON.stringify(definition) : null],
+    );
+    if (!row) throw notFound('Workflow');
+    await recordAudit(tx, actor, {
+      organizationId: row.organization_id,
+      workspaceId: row.workspace_id,
+      action: 'workflow.updated',
+      resourceType: 'workflow',
+      resourceId: id,
+      metadata: { fields: Object.keys(changes) },
+    });
+    return toWorkflow(row);
+  });
+}
+
+export async function getWorkflow(db: Queryable, id: string): Promise<Workflow | null> {
+  const [row] = await db.query<WorkflowRow>('select * from workflows where id = $1', [id]);
+  return row ? toWorkflow(row) : null;
+}
+
+export async function listWorkflows(db: Queryable, workspaceId: string): Promise<Workflow[]> {
+  const rows = await db.query<WorkflowRow>(
+    'select * from workflows where workspace_id = $1 order by created_at, id',
+    [workspaceId],
+  );
+  return rows.map(toWorkflow);
+}
+
+/** Snapshots the draft as the next version and makes it the one executions run. */
+export async function deployWorkflow(
+  db: Queryable,
+  actor: Actor,
+  id: string,
+): Promise<{ version: number; deployedAt: string }> {
+  return db.transaction(async (tx) => {
+    // The row lock orders concurrent deployments of one workflow: versions stay 1, 2, 3, …
+    const [row] = await tx.query<WorkflowRow & { organization_id: string }>(
+      `select w.*, s.organization_id from workflows w join workspaces s on s.id = w.workspace_id
+        where w.id = $1 for update of w`,
+      [id],
+    );
+    if (!row) throw notFound('Workflow');
+    // Block types and rules may have changed since the draft was saved: check it again.
+    const definition = parseDefinition(row.definition);
+    const [next] = await tx.query<{ version: number }>(
+      'select coalesce(max(version), 0) + 1 as version from workflow_versions where workflow_id = $1',
+      [id],
+    );
+    const version = (next as { version: number }).version;
+    await tx.query(
+      'insert into workflow_versions (workflow_id, version, definition, deployed_by) values ($1, $2, $3::jsonb, $4)',
+      [id, version, JSON.stringify(definition), actor.userId],
+    );
+    const [done] = await tx.query<{ deployed_at: Date }>(
+      'update workflows set deployed_version = $2, deployed_at = now() where id = $1 returning deployed_at',
+      [id, version],
+    );
+    await recordAudit(tx, actor, {
+      organizationId: row.organization_id,
+      workspaceId: row.workspace_id,
+      action: 'workflow.deployed',
+      resourceType: 'workflow',
+      resourceId: id,
+      metadata: { version },
+    });
+    return { version, deployedAt: (done as { deployed_at: Date }).deployed_at.toISOString() };
+  });
+}
+
+export async function undeployWorkflow(db: Queryable, actor: Actor, id: string): Promise<Workflow> {
+  return db.transaction(async (tx) => {
+    const [row] = await tx.query<WorkflowRow & { organization_id: string }>(
+      `update workflows w set deployed_version = null, deployed_at = null from workspaces s
+        where w.id = $1 and s.id = w.workspace_id and w.deployed_version is not null returning w.*, s.organization_id`,
+      [id],
+    );
+    if (!row) {
+      if (!(await getWorkflow(tx, id))) throw notFound('Workflow');
+      throw conflict('The workflow is not deployed');
+    }
+    await recordAudit(tx, actor, {
+      organizationId: row.organization_id,
+      workspaceId: row.workspace_id,
+      action: 'workflow.undeployed',
+      resourceType: 'workflow',
+      resourceId: id,
+    });
+    return toWorkflow(row);
+  });
+}
+
+export async function listVersions(db: Queryable, id: string) {
+  if (!(await getWorkflow(db, id))) throw notFound('Workflow');
+  const rows = await db.query<{
+    version: number;
+    definition: Definition;
+    deployed_by: string | null;
+    created_at: Date;
+  }>(
+    'select version, definition, deployed_by, created_at from workflow_versions where workflow_id = $1 order by version',
+    [id],
+  );
+  return rows.map((r) => ({
+    version: r.version,
+    definition: r.definition,
+    deployedBy: r.deployed_by,
+    deployedAt: r.created_at.toISOString(),
+  }));
+}
+
+/** The deployed version of a workflow, for running: null when it is not deployed. */
+export async function loadDeployed(
+  db: Queryable,
+  workflowId: string,
+): Promise<{ workspaceId: string; organizationId: string; version: number; definition: Definition } | null> {
+  const [row] = await db.query<{
+    workspace_id: string;
+    organization_id: string;
+    version: number;
+    definition: Definition;
+  }>(
+    `select w.workspace_id, s.organization_id, v.version, v.definition
+       from workflows w join workspaces s on s.id = w.workspace_id
+       join workflow_versions v on v.workflow_id = w.id and v.version = w.deployed_version
+      where w.id = $1`,
+    [workflowId],
+  );
+  return row
+    ? {
+        workspaceId: row.workspace_id,
+        organizationId: row.organization_id,
+        version: row.version,
+        definition: row.definition,
+      }
+    : null;
 }

@@ -1,30 +1,63 @@
 // pg-boss on whichever backend is active: its own pool for a server, the PGlite adapter when
-// embedded. LISTEN/NOTIFY wakes workers the moment a job is sent instead of at the next poll.
+// embedded. Creates the queues with the retry, heartbeat and dead-letter policy runners rely on.
 import { fromPglite, PgBoss } from 'pg-boss';
-import type { Db } from '../db/client.ts';
+import type { Db, Queryable } from '../db/client.ts';
 import type { Logger } from '../logger.ts';
-import { QUEUES } from './queues.ts';
+import { QUEUES, WAKE_CHANNEL } from './queues.ts';
 
-export async function startBoss(db: Db, options: { databaseUrl?: string; log: Logger }): Promise<PgBoss> {
+export interface BossOptions {
+  databaseUrl?: string;
+  log: Logger;
+  /** A runner that sends no heartbeat for this long has its job retried elsewhere. */
+  heartbeatSeconds?: number;
+  superviseIntervalSeconds?: number;
+  /** Senders (the API alone) leave maintenance to the runners. */
+  supervise?: boolean;
+}
+
+export async function startBoss(db: Db, options: BossOptions): Promise<PgBoss> {
+  const common = {
+    supervise: options.supervise ?? true,
+    superviseIntervalSeconds: options.superviseIntervalSeconds ?? 10,
+    schedule: false,
+  };
   const boss = db.pglite
-    ? new PgBoss({ db: fromPglite(db.pglite), backend: 'pglite', useListenNotify: true })
+    ? new PgBoss({ db: fromPglite(db.pglite), backend: 'pglite', ...common })
     : new PgBoss({
         connectionString: options.databaseUrl as string,
         max: 4,
-        useListenNotify: true,
         application_name: 'workflow-service-queue',
+        ...common,
       });
   // Background loops report here instead of crashing the process.
   boss.on('error', (err) => options.log.error('queue error', { err }));
   await boss.start();
-  for (const name of Object.values(QUEUES)) {
-    // A runner that dies mid-job loses nothing: the job expires and is retried elsewhere.
-    await boss.createQueue(name, {
-      notify: true,
-      retryLimit: 3,
-      retryBackoff: true,
-      expireInSeconds: 15 * 60,
-    });
-  }
+  await boss.createQueue(QUEUES.workflowExecuteDead, { retryLimit: 0 });
+  await boss.createQueue(QUEUES.workflowExecute, {
+    // A retry is a fresh attempt on another runner after the first one died or hung.
+    retryLimit: 2,
+    retryDelay: 1,
+    heartbeatSeconds: options.heartbeatSeconds ?? 30,
+    deadLetter: QUEUES.workflowExecuteDead,
+  });
+  await boss.createQueue(QUEUES.knowledgeIngest, { retryLimit: 3, retryBackoff: true });
   return boss;
+}
+
+/**
+ * Sends the job inside the caller's transaction, so the execution row and its job commit together
+ * (or neither does), and wakes idle runners when it commits.
+ */
+export async function sendInTransaction(
+  boss: PgBoss,
+  tx: Queryable,
+  queue: string,
+  id: string,
+  data: object,
+) {
+  const db = {
+    executeSql: async (text: string, values?: unknown[]) => ({ rows: await tx.query(text, values ?? []) }),
+  };
+  await boss.send(queue, data, { id, db });
+  await tx.query('select pg_notify($1, $2)', [WAKE_CHANNEL, queue]);
 }

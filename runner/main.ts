@@ -8,7 +8,7 @@ import { startRunner } from './runner.ts';
 
 const config = requireServerDatabase(loadConfigOrExit(), 'runner');
 const log = createLogger(config.LOG_LEVEL, { process: 'runner', pid: process.pid });
-const { db } = await startDatabase(config, log);
-const runner = await startRunner({ db, config, log });
+const { db, encryptionKey } = await startDatabase(config, log);
+const runner = await startRunner({ db, config, log, encryptionKey });
 console.log('Runner started');
 onShutdown(log, [runner.stop, db.close]);

@@ -1,24 +1,72 @@
-// A runner: the queue consumer of this process. The Workflows and Knowledge issues register their
-// workers here; this foundation starts the queue and stops it gracefully (stop fetching, drain).
+// A runner: the queue consumer of this process. It pumps `workflow-execute` into the executor with
+// bounded concurrency, with user code in a worker-thread pool, and stops gracefully: no new jobs,
+// running executions finish, then the pool and queue close.
 import type { PgBoss } from 'pg-boss';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/client.ts';
 import type { Logger } from '../logger.ts';
 import { startBoss } from './boss.ts';
+import { startPump } from './job-pump.ts';
+import { createFunctionPool } from './pool.ts';
+import { QUEUES, type WorkflowExecutePayload } from './queues.ts';
+import { runnerSettings } from './settings.ts';
+import { deadExecutionHandler, workflowJobHandler } from './workflow-jobs.ts';
 
 export interface Runner {
   boss: PgBoss;
   stop(): Promise<void>;
 }
 
-export async function startRunner(deps: { db: Db; config: Config; log: Logger }): Promise<Runner> {
-  const boss = await startBoss(deps.db, {
-    ...(deps.config.DATABASE_URL ? { databaseUrl: deps.config.DATABASE_URL } : {}),
-    log: deps.log,
+export async function startRunner(deps: {
+  db: Db;
+  config: Config;
+  log: Logger;
+  encryptionKey: Buffer;
+}): Promise<Runner> {
+  const { db, config, log } = deps;
+  const boss = await startBoss(db, {
+    ...(config.DATABASE_URL ? { databaseUrl: config.DATABASE_URL } : {}),
+    log,
+    heartbeatSeconds: config.QUEUE_HEARTBEAT_SECONDS,
+    superviseIntervalSeconds: config.QUEUE_SUPERVISE_SECONDS,
+  });
+  const pool = createFunctionPool({
+    ...(config.WORKER_THREADS ? { maxThreads: config.WORKER_THREADS } : {}),
+    memoryMb: config.FUNCTION_MEMORY_MB,
+  });
+  const shutdown = new AbortController();
+  const common = { boss, db, log, heartbeatSeconds: config.QUEUE_HEARTBEAT_SECONDS };
+  const executions = await startPump<WorkflowExecutePayload>({
+    ...common,
+    queue: QUEUES.workflowExecute,
+    concurrency: config.RUNNER_CONCURRENCY,
+    handle: workflowJobHandler({
+      db,
+      encryptionKey: deps.encryptionKey,
+      pool,
+      settings: runnerSettings(config),
+      log,
+      defaultTimeoutMs: config.WORKFLOW_TIMEOUT_MS,
+      signal: shutdown.signal,
+    }),
+  });
+  const dead = await startPump<WorkflowExecutePayload>({
+    ...common,
+    queue: QUEUES.workflowExecuteDead,
+    concurrency: 4,
+    pollMs: 5000,
+    handle: deadExecutionHandler(db),
   });
   return {
     boss,
-    // graceful: let jobs in hand finish; close: false keeps the shared embedded database open.
-    stop: () => boss.stop({ graceful: true, close: !deps.db.pglite, timeout: 30_000 }),
+    async stop() {
+      await dead.stop();
+      // Running executions get the workflow time limit to finish; past it they are cancelled.
+      await executions.stop(config.WORKFLOW_TIMEOUT_MS);
+      shutdown.abort();
+      await pool.destroy();
+      // close: false keeps a shared embedded database open for the rest of the process.
+      await boss.stop({ graceful: true, close: !db.pglite, timeout: 5_000 });
+    },
   };
 }

@@ -5,8 +5,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { openPglite, openPostgres } from '../../db/client.ts';
+import { type Db, openPglite, openPostgres } from '../../db/client.ts';
 import { migrate } from '../../db/migrate.ts';
+import { createLogger } from '../../logger.ts';
+import { startBoss } from '../../runner/boss.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -24,6 +26,7 @@ export default async function setup(project: TestProject) {
     await admin.query(`create database ${template}`);
     const tpl = openPostgres(withDatabase(serverUrl, template), { max: 1 });
     await migrate(tpl);
+    await installQueues(tpl, withDatabase(serverUrl, template));
     // A template with open connections cannot be copied.
     await tpl.close();
     project.provide('testDatabase', { kind: 'postgres', serverUrl, template });
@@ -34,6 +37,7 @@ export default async function setup(project: TestProject) {
   }
   const db = await openPglite();
   await migrate(db);
+  await installQueues(db);
   const dir = mkdtempSync(join(tmpdir(), 'wfs-test-'));
   const dumpFile = join(dir, 'migrated.tar');
   const dump = await db.pglite?.dumpDataDir('none');
@@ -48,4 +52,14 @@ export function withDatabase(serverUrl: string, database: string): string {
   const url = new URL(serverUrl);
   url.pathname = `/${database}`;
   return url.toString();
+}
+
+// pg-boss's schema and our queues go into the template too, so no test file pays for creating them.
+async function installQueues(db: Db, databaseUrl?: string) {
+  const boss = await startBoss(db, {
+    ...(databaseUrl ? { databaseUrl } : {}),
+    log: createLogger('silent'),
+    supervise: false,
+  });
+  await boss.stop({ graceful: false, close: !db.pglite });
 }

@@ -7,11 +7,13 @@ import { join } from 'node:path';
 import { TRPCClientError } from '@trpc/client';
 import { createAdminApp } from '../../admin/app.ts';
 import { type AdminClient, createAdminClient } from '../../admin/client.ts';
-import { createApp } from '../../api/app.ts';
+import type { ApiApp } from '../../api/app.ts';
+import { startApi } from '../../api/start.ts';
 import { type Config, type Env, loadConfig } from '../../config.ts';
 import type { Db } from '../../db/client.ts';
 import type { PlanName } from '../../db/plans.ts';
 import { createLogger } from '../../logger.ts';
+import { startRunner } from '../../runner/runner.ts';
 import { createTestDatabase } from './database.ts';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
@@ -24,7 +26,7 @@ export interface TestService {
   /** Calls the public API: JSON in and out. */
   call(method: string, path: string, options?: CallOptions): Promise<ApiResponse>;
   /** The raw Hono app, for requests call() does not shape (malformed bodies). */
-  app: ReturnType<typeof createApp>;
+  app: ApiApp;
   adminApp: ReturnType<typeof createAdminApp>;
   close(): Promise<void>;
 }
@@ -43,7 +45,14 @@ export interface ApiResponse {
   body: any;
 }
 
-export async function startTestService(env: Env = {}): Promise<TestService> {
+/**
+ * The service on a disposable database. With `runner: true` a runner works the queues in this
+ * process (function pool included), so executions run end to end.
+ */
+export async function startTestService(
+  env: Env = {},
+  options: { runner?: boolean } = {},
+): Promise<TestService> {
   const tdb = await createTestDatabase();
   const dataDir = mkdtempSync(join(tmpdir(), 'wfs-data-'));
   const config = loadConfig({
@@ -56,7 +65,9 @@ export async function startTestService(env: Env = {}): Promise<TestService> {
   });
   const encryptionKey = config.ENCRYPTION_KEY as Buffer;
   const log = createLogger(config.LOG_LEVEL);
-  const app = createApp({ db: tdb.db, config, log });
+  const runner = options.runner ? await startRunner({ db: tdb.db, config, log, encryptionKey }) : null;
+  const api = await startApi({ db: tdb.db, config, log, ...(runner ? { queue: runner.boss } : {}) });
+  const app = api.app;
   const adminApp = createAdminApp({ db: tdb.db, config, log, encryptionKey });
   const admin = createAdminClient({
     url: 'http://admin.test/trpc',
@@ -90,6 +101,8 @@ export async function startTestService(env: Env = {}): Promise<TestService> {
       return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
     },
     async close() {
+      await api.close();
+      await runner?.stop();
       await tdb.close();
       rmSync(dataDir, { recursive: true, force: true });
     },

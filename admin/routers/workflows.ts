@@ -1,0 +1,55 @@
+// Admin: workflows (drafts, deployments, versions).
+import { z } from 'zod';
+import { ADMIN_ACTOR } from '../../db/audit-logs.ts';
+import { notFound } from '../../db/errors.ts';
+import {
+  createWorkflow,
+  deployWorkflow,
+  getWorkflow,
+  listVersions,
+  listWorkflows,
+  undeployWorkflow,
+  updateWorkflow,
+} from '../../db/workflows.ts';
+import { procedure, router } from '../trpc.ts';
+
+const name = z.string().trim().min(1).max(200);
+const description = z.string().max(2000);
+// The definition is checked by the workflow format's own validator, which names every problem's path.
+const definition = z.unknown().refine((v) => v !== undefined, 'Required');
+const byId = z.object({ id: z.uuid() });
+
+export const workflowsRouter = router({
+  create: procedure
+    .input(z.object({ workspaceId: z.uuid(), name, description: description.optional(), definition }))
+    .mutation(({ ctx, input }) => createWorkflow(ctx.db, ADMIN_ACTOR, input)),
+  update: procedure
+    .input(
+      byId
+        .extend({
+          name: name.optional(),
+          description: description.optional(),
+          definition: z.unknown().optional(),
+        })
+        .refine((i) => i.name !== undefined || i.description !== undefined || i.definition !== undefined, {
+          message: 'Give at least one of name, description, definition',
+        }),
+    )
+    .mutation(({ ctx, input }) => {
+      const { id, ...changes } = input;
+      return updateWorkflow(ctx.db, ADMIN_ACTOR, id, changes);
+    }),
+  get: procedure.input(byId).query(async ({ ctx, input }) => {
+    const workflow = await getWorkflow(ctx.db, input.id);
+    if (!workflow) throw notFound('Workflow');
+    return workflow;
+  }),
+  list: procedure
+    .input(z.object({ workspaceId: z.uuid() }))
+    .query(({ ctx, input }) => listWorkflows(ctx.db, input.workspaceId)),
+  deploy: procedure.input(byId).mutation(({ ctx, input }) => deployWorkflow(ctx.db, ADMIN_ACTOR, input.id)),
+  undeploy: procedure
+    .input(byId)
+    .mutation(({ ctx, input }) => undeployWorkflow(ctx.db, ADMIN_ACTOR, input.id)),
+  versions: procedure.input(byId).query(({ ctx, input }) => listVersions(ctx.db, input.id)),
+});

@@ -1,0 +1,29 @@
+// Wires the API's dependencies: a sender on the queues (the runner's, when one shares this process)
+// and the completion waiter; returns the app and how to close what it opened.
+import type { PgBoss } from 'pg-boss';
+import type { Config } from '../config.ts';
+import type { Db } from '../db/client.ts';
+import type { Logger } from '../logger.ts';
+import { startBoss } from '../runner/boss.ts';
+import { createApp } from './app.ts';
+import { startCompletionWaiter } from './completion-waiter.ts';
+
+export async function startApi(deps: { db: Db; config: Config; log: Logger; queue?: PgBoss }) {
+  const { db, config, log } = deps;
+  const ownQueue = deps.queue
+    ? null
+    : await startBoss(db, {
+        ...(config.DATABASE_URL ? { databaseUrl: config.DATABASE_URL } : {}),
+        log,
+        supervise: false,
+      });
+  const queue = deps.queue ?? (ownQueue as PgBoss);
+  const waiter = await startCompletionWaiter(db);
+  return {
+    app: createApp({ db, config, log, queue, waiter }),
+    async close() {
+      await waiter.close();
+      await ownQueue?.stop({ graceful: false, close: !db.pglite });
+    },
+  };
+}

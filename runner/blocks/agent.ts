@@ -1,0 +1,173 @@
+// The `agent` block: one chat completion from an OpenAI-compatible model provider, its token usage
+// priced into the execution's cost. Optionally asks for JSON matching a schema and parses it.
+import { ChatOpenAICompletions } from '@langchain/openai';
+import { z } from 'zod';
+import type { BlockType, RunnerSettings } from './block.ts';
+import { priceOf } from './model-prices.ts';
+
+const schema = z.object({
+  model: z.string().min(1),
+  systemPrompt: z.string().optional(),
+  prompt: z.string().min(1),
+  temperature: z.number().min(0).max(2).optional(),
+  maxTokens: z.number().int().positive().optional(),
+  /** A JSON schema the answer must follow; the answer is then parsed into a value. */
+  responseFormat: z.record(z.string(), z.unknown()).optional(),
+});
+
+export type AgentConfig = z.infer<typeof schema>;
+
+export interface AgentOutput {
+  /** The answer's text, or the parsed value when a responseFormat was given. */
+  content: unknown;
+  /** The model that answered, as the provider names it. */
+  model: string;
+  tokens: { prompt: number; completion: number; total: number };
+  cost: number;
+}
+
+// Servers without a key check still need the client to send one.
+const PLACEHOLDER_KEY = 'not-needed';
+
+export const agentBlock: BlockType<AgentConfig> = {
+  type: 'agent',
+  schema,
+  async run(config, ctx) {
+    const { openaiBaseUrl, openaiApiKey } = ctx.settings;
+    if (!openaiBaseUrl && !openaiApiKey) {
+      throw new Error(
+        'no model provider configured: set OPENAI_API_KEY, or OPENAI_BASE_URL for an OpenAI-compatible server',
+      );
+    }
+    // ChatOpenAICompletions is ChatOpenAI pinned to /chat/completions: ChatOpenAI switches some model
+    // names to the Responses API, which most OpenAI-compatible servers do not implement.
+    const chat = new ChatOpenAICompletions({
+      model: config.model,
+      apiKey: openaiApiKey || PLACEHOLDER_KEY,
+      ...(openaiBaseUrl ? { configuration: { baseURL: openaiBaseUrl } } : {}),
+      ...(config.temperature === undefined ? {} : { temperature: config.temperature }),
+      ...(config.maxTokens === undefined ? {} : { maxTokens: config.maxTokens }),
+      // One retry at most: a failing provider should fail the block quickly, not after minutes.
+      maxRetries: 1,
+    });
+
+    const messages: [string, string][] = [];
+    if (config.systemPrompt) messages.push(['system', config.systemPrompt]);
+    messages.push(['user', config.prompt]);
+
+    let answer: Awaited<ReturnType<typeof chat.invoke>>;
+    try {
+      answer = await chat.invoke(messages, {
+        signal: ctx.signal,
+        ...(config.responseFormat
+          ? {
+              response_format: {
+                type: 'json_schema',
+                json_schema: { name: schemaName(config.responseFormat), schema: config.responseFormat },
+              },
+            }
+          : {}),
+      });
+    } catch (err) {
+      if (ctx.signal.aborted) throw new Error('model call aborted: the execution was cancelled or timed out');
+      throw providerError(err, ctx.settings);
+    }
+
+    const text = typeof answer.content === 'string' ? answer.content : answer.text;
+    const content = config.responseFormat ? parseJsonAnswer(text) : text;
+    const usage = answer.usage_metadata;
+    const promptTokens = usage?.input_tokens ?? 0;
+    const completionTokens = usage?.output_tokens ?? 0;
+    const reported = answer.response_metadata?.model_name;
+    const model = typeof reported === 'string' && reported ? reported : config.model;
+    const cost = priceOf(model, promptTokens, completionTokens);
+    const output: AgentOutput = {
+      content,
+      model,
+      tokens: {
+        prompt: promptTokens,
+        completion: completionTokens,
+        total: usage?.total_tokens ?? promptTokens + completionTokens,
+      },
+      cost,
+    };
+    return { output, cost, usage: { model, promptTokens, completionTokens } };
+  },
+};
+
+function parseJsonAnswer(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    const preview = text.length > 200 ? `${text.slice(0, 200)}…` : text;
+    throw new Error(`model answered invalid JSON for the requested responseFormat: ${preview}`);
+  }
+}
+
+// OpenAI requires a name of [A-Za-z0-9_-]{1,64}; a schema's title is the natural one.
+function schemaName(jsonSchema: Record<string, unknown>): string {
+  const title = typeof jsonSchema.title === 'string' ? jsonSchema.title : '';
+  const name = title.replace(/[^A-Za-z0-9_-]+/g, '_').slice(0, 64);
+  return name || 'response';
+}
+
+/** A provider failure as a message for the execution log: status, the provider's reason, never the key. */
+function providerError(err: unknown, settings: RunnerSettings): Error {
+  // With a json_schema format the OpenAI SDK parses the answer itself and throws this on bad JSON.
+  if (err instanceof SyntaxError) {
+    return new Error('model answered invalid JSON for the requested responseFormat');
+  }
+  const e = (err ?? {}) as { status?: unknown; message?: unknown; error?: unknown; name?: unknown };
+  const status = typeof e.status === 'number' ? e.status : undefined;
+  const body = e.error as { message?: unknown } | undefined;
+  const reason = redact(
+    typeof body?.message === 'string'
+      ? body.message
+      : typeof e.message === 'string'
+        ? e.message
+        : String(err),
+    settings.openaiApiKey,
+  );
+  if (status === 401 || status === 403) {
+    return new Error(`model provider rejected the API key (HTTP ${status}): ${reason}`);
+  }
+  if (status !== undefined) return new Error(`model provider answered HTTP ${status}: ${reason}`);
+  if (e.name === 'TimeoutError') return new Error(`model provider timed out: ${reason}`);
+  const cause = rootCause(err);
+  if (/connection error/i.test(reason) || cause) {
+    return new Error(
+      `model provider unreachable at ${where(settings.openaiBaseUrl)}: ${redact(cause ?? reason, settings.openaiApiKey)}`,
+    );
+  }
+  return new Error(`model call failed: ${reason}`);
+}
+
+function rootCause(err: unknown): string | undefined {
+  let current = (err as { cause?: unknown } | undefined)?.cause;
+  let found: string | undefined;
+  for (let depth = 0; current && depth < 5; depth++) {
+    const c = current as { code?: unknown; message?: unknown; cause?: unknown };
+    if (typeof c.code === 'string') found = c.code;
+    else if (typeof c.message === 'string' && !found) found = c.message;
+    current = c.cause;
+  }
+  return found;
+}
+
+function where(baseUrl: string | undefined): string {
+  if (!baseUrl) return 'api.openai.com';
+  try {
+    const url = new URL(baseUrl);
+    return url.origin + url.pathname.replace(/\/$/, '');
+  } catch {
+    return 'the configured base URL';
+  }
+}
+
+// Providers echo keys back (OpenAI: "Incorrect API key provided: sk-ab***yz"): strip ours and any
+// key-shaped token, since error messages end up in execution logs that users read.
+function redact(text: string, apiKey: string | undefined): string {
+  let out = apiKey && apiKey.length >= 4 ? text.split(apiKey).join('[redacted]') : text;
+  out = out.replace(/\bsk-[A-Za-z0-9_*.-]{6,}/g, '[redacted]');
+  return out;
+}

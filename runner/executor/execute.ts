@@ -1,0 +1,319 @@
+// Runs a workflow definition: walks the graph, starting each block once everything upstream has
+// settled, independent blocks concurrently; follows only taken branches (skipping the rest); routes
+// a failure down `error` edges or fails the run; records a trace span per block; enforces the
+// workflow's time limit.
+import type { BlockConfig, BlockContext, BlockResult, Edge, Graph, RunnerSettings } from '../blocks/block.ts';
+import { BLOCK_TYPES } from '../blocks/index.ts';
+import type { FunctionPool } from '../pool.ts';
+import type { Definition } from './definition.ts';
+import { checkInputs } from './inputs.ts';
+import { type ResolveScope, resolveValue, substituteIntoCode } from './references.ts';
+import { type Span, traceValue } from './trace.ts';
+
+/** Nesting limit of child workflows: stops a workflow that calls itself. */
+export const MAX_WORKFLOW_DEPTH = 5;
+
+export interface ExecutorDeps {
+  pool: FunctionPool;
+  settings: RunnerSettings;
+  /** The deployed definition of a workflow of the workspace, or null when there is none. */
+  loadDeployed(workspaceId: string, workflowId: string): Promise<Definition | null>;
+  defaultTimeoutMs: number;
+}
+
+export interface ExecutionRequest {
+  executionId: string;
+  workspaceId: string;
+  workflowId: string;
+  definition: Definition;
+  inputs: Record<string, unknown>;
+  secrets: Map<string, string>;
+  depth?: number;
+  /** Cancels the run from outside (shutdown, admin cancel). */
+  signal?: AbortSignal;
+}
+
+export interface ModelUsage {
+  promptTokens: number;
+  completionTokens: number;
+  cost: number;
+}
+
+export interface ExecutionResult {
+  success: boolean;
+  output?: unknown;
+  error?: string;
+  spans: Span[];
+  /** Dollars spent in blocks (model tokens), and token usage by model. */
+  blockCost: number;
+  models: Record<string, ModelUsage>;
+  startedAt: Date;
+  endedAt: Date;
+}
+
+/** A failure that ends the run: the block that failed and why. */
+class RunFailure extends Error {}
+
+interface Run {
+  req: ExecutionRequest;
+  deps: ExecutorDeps;
+  signal: AbortSignal;
+  spans: Span[];
+  cost: { total: number; models: Record<string, ModelUsage> };
+}
+
+export async function executeWorkflow(req: ExecutionRequest, deps: ExecutorDeps): Promise<ExecutionResult> {
+  const startedAt = new Date();
+  const timeoutMs = req.definition.timeoutMs ?? deps.defaultTimeoutMs;
+  const timeout = AbortSignal.timeout(timeoutMs);
+  const signal = req.signal ? AbortSignal.any([req.signal, timeout]) : timeout;
+  const run: Run = { req, deps, signal, spans: [], cost: { total: 0, models: {} } };
+  const finish = (fields: { success: boolean; output?: unknown; error?: string }): ExecutionResult => ({
+    ...fields,
+    spans: run.spans,
+    blockCost: run.cost.total,
+    models: run.cost.models,
+    startedAt,
+    endedAt: new Date(),
+  });
+  try {
+    const roots = new Map<string, unknown>([['start', req.inputs]]);
+    const outputs = await runGraph(run, req.definition, roots, run.spans);
+    return finish({ success: true, output: workflowOutput(req.definition, outputs) });
+  } catch (err) {
+    if (timeout.aborted) return finish({ success: false, error: `Workflow timed out after ${timeoutMs} ms` });
+    if (req.signal?.aborted) return finish({ success: false, error: 'Execution was cancelled' });
+    return finish({ success: false, error: (err as Error).message });
+  }
+}
+
+/**
+ * The execution's output: the data of the response block that ran last; without one, the outputs
+ * of the blocks that ran and lead nowhere, by id.
+ */
+function workflowOutput(graph: Graph, outputs: Map<string, { output: unknown; order: number }>): unknown {
+  let response: { output: unknown; order: number } | undefined;
+  for (const block of graph.blocks) {
+    const done = outputs.get(block.id);
+    if (block.type === 'response' && done && (!response || done.order > response.order)) response = done;
+  }
+  if (response) return response.output;
+  const leaves: Record<string, unknown> = {};
+  for (const block of graph.blocks) {
+    const done = outputs.get(block.id);
+    if (done && !graph.edges.some((e) => e.from === block.id && outputs.has(e.to)))
+      leaves[block.id] = done.output;
+  }
+  return leaves;
+}
+
+type EdgeState = 'active' | 'inactive';
+
+/**
+ * Runs one graph to the end. Resolves to the outputs of the blocks that ran; rejects with the
+ * first failure no `error` edge handled, after the blocks still running have stopped.
+ */
+async function runGraph(
+  run: Run,
+  graph: Graph,
+  roots: Map<string, unknown>,
+  spans: Span[],
+  iteration?: { parent: string; index: number },
+): Promise<Map<string, { output: unknown; order: number }>> {
+  const incoming = new Map<string, number[]>(graph.blocks.map((b) => [b.id, []]));
+  for (const [i, e] of graph.edges.entries()) incoming.get(e.to)?.push(i);
+  const edgeState: (EdgeState | undefined)[] = graph.edges.map(() => undefined);
+  const started = new Set<string>();
+  const outputs = new Map<string, { output: unknown; order: number }>();
+  const stop = new AbortController();
+  const signal = AbortSignal.any([run.signal, stop.signal]);
+  let running = 0;
+  let failure: Error | null = null;
+
+  return new Promise((resolve, reject) => {
+    const settleIfDone = () => {
+      if (running > 0) return;
+      if (failure) reject(failure);
+      else if (run.signal.aborted) reject(run.signal.reason);
+      else resolve(outputs);
+    };
+    const setEdges = (from: string, pick: (e: Edge) => boolean) => {
+      graph.edges.forEach((e, i) => {
+        if (e.from === from) edgeState[i] = pick(e) ? 'active' : 'inactive';
+      });
+      for (const e of graph.edges) if (e.from === from) visit(e.to);
+    };
+    const visit = (id: string) => {
+      if (started.has(id) || failure || signal.aborted) return;
+      const edges = incoming.get(id) ?? [];
+      if (edges.some((i) => edgeState[i] === undefined)) return;
+      started.add(id);
+      // Every path into this block was decided: it runs if one of them was taken, else it is skipped.
+      if (edges.length > 0 && !edges.some((i) => edgeState[i] === 'active')) {
+        setEdges(id, () => false);
+        return;
+      }
+      const block = graph.blocks.find((b) => b.id === id) as BlockConfig;
+      running++;
+      runBlock(run, block, roots, signal, spans, iteration)
+        .then((result) => {
+          outputs.set(id, { output: result.output, order: outputs.size });
+          roots.set(id, result.output);
+          const selected =
+            block.type === 'condition' ? (result.output as { selected: string | null }).selected : undefined;
+          setEdges(id, (e) => e.branch !== 'error' && (e.branch === undefined || e.branch === selected));
+        })
+        .catch((err: Error) => {
+          const handled = graph.edges.some((e) => e.from === id && e.branch === 'error');
+          if (handled && !signal.aborted) {
+            // The error path gets the error as this block's output.
+            const output = { error: err.message };
+            outputs.set(id, { output, order: outputs.size });
+            roots.set(id, output);
+            setEdges(id, (e) => e.branch === 'error');
+          } else if (!failure) {
+            failure =
+              err instanceof RunFailure ? err : new RunFailure(`Block "${id}" failed: ${err.message}`);
+            stop.abort(failure);
+          }
+        })
+        .finally(() => {
+          running--;
+          settleIfDone();
+        });
+    };
+    for (const block of graph.blocks) visit(block.id);
+    settleIfDone();
+  });
+}
+
+async function runBlock(
+  run: Run,
+  block: BlockConfig,
+  roots: Map<string, unknown>,
+  signal: AbortSignal,
+  spans: Span[],
+  iteration?: { parent: string; index: number },
+): Promise<BlockResult> {
+  const type = BLOCK_TYPES.get(block.type);
+  if (!type) throw new Error(`Unknown block type "${block.type}"`);
+  const started = Date.now();
+  const span: Span = {
+    blockId: block.id,
+    type: block.type,
+    ...(iteration ? { iteration: iteration.index, parent: iteration.parent } : {}),
+    status: 'success',
+    startedAt: new Date(started).toISOString(),
+    endedAt: '',
+    durationMs: 0,
+  };
+  const logs: string[] = [];
+  const scope: ResolveScope = { roots, secrets: run.req.secrets };
+  try {
+    const { id: _id, type: _type, ...fields } = block;
+    const raw = [...(type.rawFields ?? []), ...(type.graphField ? [type.graphField, 'edges'] : [])];
+    const resolved = resolveValue(fields, scope, raw);
+    span.input = traceValue(resolved);
+    const parsed = type.schema.safeParse(resolved);
+    if (!parsed.success) {
+      const first = parsed.error.issues[0];
+      throw new Error(
+        `Invalid ${block.type} config after resolving references: ${first?.path.join('.') || '(root)'}: ${first?.message}`,
+      );
+    }
+    const ctx = blockContext(run, block, roots, scope, signal, logs, span);
+    const result = await type.run(parsed.data, ctx);
+    span.output = traceValue(result.output);
+    if (result.cost) {
+      span.cost = result.cost;
+      run.cost.total += result.cost;
+    }
+    if (result.usage) addUsage(run, result.usage.model, { ...result.usage, cost: result.cost ?? 0 });
+    return result;
+  } catch (err) {
+    span.status = 'error';
+    span.error =
+      signal.aborted && !(err instanceof RunFailure)
+        ? (abortMessage(signal) ?? (err as Error).message)
+        : (err as Error).message;
+    throw err;
+  } finally {
+    const ended = Date.now();
+    span.endedAt = new Date(ended).toISOString();
+    span.durationMs = ended - started;
+    if (logs.length) span.logs = logs;
+    spans.push(span);
+  }
+}
+
+function addUsage(run: Run, model: string, usage: ModelUsage) {
+  const m = run.cost.models[model] ?? { promptTokens: 0, completionTokens: 0, cost: 0 };
+  m.promptTokens += usage.promptTokens;
+  m.completionTokens += usage.completionTokens;
+  m.cost += usage.cost;
+  run.cost.models[model] = m;
+}
+
+function abortMessage(signal: AbortSignal): string | undefined {
+  const reason = signal.reason as Error | undefined;
+  if (reason instanceof RunFailure) return 'Stopped: another block failed';
+  if (reason?.name === 'TimeoutError') return 'Stopped: the workflow timed out';
+  return undefined;
+}
+
+function blockContext(
+  run: Run,
+  block: BlockConfig,
+  roots: Map<string, unknown>,
+  scope: ResolveScope,
+  signal: AbortSignal,
+  logs: string[],
+  span: Span,
+): BlockContext {
+  const { req, deps } = run;
+  const blocks: Record<string, unknown> = {};
+  for (const [k, v] of roots) if (k !== 'start' && k !== 'loop' && k !== 'parallel') blocks[k] = v;
+  return {
+    executionId: req.executionId,
+    workspaceId: req.workspaceId,
+    workflowId: req.workflowId,
+    signal,
+    pool: deps.pool,
+    settings: deps.settings,
+    scope: { inputs: roots.get('start'), start: roots.get('start'), blocks, loop: roots.get('loop') },
+    substituteCode: (code) => substituteIntoCode(code, scope),
+    log: (line) => logs.push(line),
+    async runGraph(graph, loopVars) {
+      // Each iteration sees the outer outputs and its own loop variables; its blocks' outputs stay its own.
+      const inner = new Map(roots);
+      inner.set('loop', loopVars);
+      inner.set('parallel', loopVars);
+      const outputs = await runGraph(run, graph, inner, run.spans, {
+        parent: block.id,
+        index: loopVars.index,
+      });
+      return Object.fromEntries([...outputs].map(([id, o]) => [id, o.output]));
+    },
+    async runWorkflow(workflowId, inputs) {
+      const depth = (req.depth ?? 0) + 1;
+      if (depth > MAX_WORKFLOW_DEPTH)
+        throw new Error(`Child workflows nest deeper than ${MAX_WORKFLOW_DEPTH}`);
+      const definition = await deps.loadDeployed(req.workspaceId, workflowId);
+      if (!definition) throw new Error(`Workflow ${workflowId} is not a deployed workflow of this workspace`);
+      const checked = checkInputs(definition.inputs, inputs);
+      if (checked.issues.length)
+        throw new Error(
+          `Child workflow inputs: ${checked.issues.map((i) => `${i.path.at(-1)}: ${i.message}`).join('; ')}`,
+        );
+      const child = await executeWorkflow(
+        { ...req, workflowId, definition, inputs: checked.inputs, depth, signal },
+        { ...deps, defaultTimeoutMs: deps.defaultTimeoutMs },
+      );
+      span.children = child.spans;
+      run.cost.total += child.blockCost;
+      for (const [model, usage] of Object.entries(child.models)) addUsage(run, model, usage);
+      if (!child.success) throw new Error(`Child workflow failed: ${child.error}`);
+      return child.output;
+    },
+  };
+}

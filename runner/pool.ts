@@ -1,0 +1,253 @@
+// The function pool: runs user-written function code (function blocks, condition expressions) in a
+// Piscina worker-thread pool, each task in a fresh sandbox (runner/workers/function.ts). This side owns
+// what a sandbox cannot do for itself: the memory limits (worker `resourceLimits` for the V8 heap, a poll
+// of each busy worker's ArrayBuffer memory, which lives outside that heap), the backstop that terminates
+// a worker stuck where vm's timeout cannot reach, cancellation, and admission, so that a task only starts
+// its clock once a thread is free for it.
+import { availableParallelism } from 'node:os';
+import { Piscina } from 'piscina';
+// Types only: the worker module must not be loaded on this thread.
+import type { WorkerData, WorkerOutcome, WorkerTask } from './workers/function.ts';
+
+export interface FunctionTask {
+  /** An async function body: may use `return` and `await`. */
+  code: string;
+  /** TypeScript is type-stripped inside the worker (strip-only: no enums or namespaces). */
+  language: 'javascript' | 'typescript';
+  /**
+   * Each key that is a valid JS identifier (and not already a global) becomes a read-only variable in
+   * the code's scope. Values cross as JSON: Dates become ISO strings, undefined properties are dropped.
+   */
+  scope: Record<string, unknown>;
+  /** Wall-clock limit for the whole task, sync and async parts. */
+  timeoutMs: number;
+}
+
+export type FunctionOutcome =
+  | { ok: true; value: unknown; logs: string[]; durationMs: number }
+  | { ok: false; error: string; logs: string[]; durationMs: number };
+
+export interface FunctionPool {
+  /** Never rejects for anything the user code does; rejects only once the pool is destroyed. */
+  run(task: FunctionTask, signal?: AbortSignal): Promise<FunctionOutcome>;
+  destroy(): Promise<void>;
+}
+
+export interface FunctionPoolOptions {
+  minThreads?: number;
+  maxThreads?: number;
+  /** Memory limit per running function, in MB: the worker's V8 heap, and its ArrayBuffers apart. */
+  memoryMb?: number;
+}
+
+const WORKER_URL = new URL('./workers/function.ts', import.meta.url).href;
+// Room for a worker to start and load before a task runs; the backstop exists for hangs, not for timing.
+const BACKSTOP_MARGIN_MS = 1000;
+// Threads above minThreads stay a while after a burst: starting one costs tens of milliseconds.
+const IDLE_TIMEOUT_MS = 30_000;
+const DEFAULT_MEMORY_MB = 128;
+const MEMORY_POLL_MS = 25;
+// Layout of WorkerData.slots, per slot: [thread id, external memory at task start in KiB].
+const SLOT_FIELDS = 2;
+
+type StopReason = 'timeout' | 'cancelled' | 'memory';
+
+export function createFunctionPool(options: FunctionPoolOptions = {}): FunctionPool {
+  const maxThreads = Math.max(1, options.maxThreads ?? availableParallelism());
+  const minThreads = Math.min(Math.max(0, options.minThreads ?? 1), maxThreads);
+  const memoryMb = options.memoryMb ?? DEFAULT_MEMORY_MB;
+  const slotTable = new Int32Array(new SharedArrayBuffer(maxThreads * SLOT_FIELDS * 4));
+  const workerData: WorkerData = { slots: slotTable.buffer as SharedArrayBuffer };
+  const piscina = new Piscina<WorkerTask, WorkerOutcome>({
+    filename: WORKER_URL,
+    minThreads,
+    maxThreads,
+    idleTimeout: IDLE_TIMEOUT_MS,
+    resourceLimits: { maxOldGenerationSizeMb: memoryMb },
+    // Lets the sandbox refuse import() with an error of its own realm instead of a host-realm one.
+    execArgv: ['--experimental-vm-modules'],
+    workerData,
+    recordTiming: false,
+  });
+  // A worker that dies between tasks (its replacement is automatic) must not crash the process; a
+  // worker dying during a task is reported through that task.
+  piscina.on('error', () => {});
+  const slots = createSlots(maxThreads);
+  const memoryWatch = createMemoryWatch(piscina, slotTable, memoryMb * 1024 * 1024);
+  let destroyed = false;
+
+  async function run(task: FunctionTask, signal?: AbortSignal): Promise<FunctionOutcome> {
+    if (destroyed) throw poolDestroyed();
+    if (signal?.aborted) return failure('Function execution was cancelled', performance.now());
+    let scope: string;
+    try {
+      scope = JSON.stringify(task.scope ?? {});
+    } catch (error) {
+      return failure(`Function scope is not JSON data: ${errorMessage(error)}`, performance.now());
+    }
+    const slot = slots.tryAcquire() ?? (await slots.acquire(signal));
+    if (slot === null) {
+      if (destroyed) throw poolDestroyed();
+      return failure('Function execution was cancelled', performance.now());
+    }
+    try {
+      const workerTask = { code: task.code, language: task.language, scope, timeoutMs: task.timeoutMs, slot };
+      return await dispatch(workerTask, signal);
+    } finally {
+      slots.release(slot);
+    }
+  }
+
+  async function dispatch(task: WorkerTask, signal?: AbortSignal): Promise<FunctionOutcome> {
+    const started = performance.now();
+    const controller = new AbortController();
+    let stopped: StopReason | null = null;
+    const stop = (reason: StopReason) => {
+      stopped ??= reason;
+      controller.abort();
+    };
+    const backstop = setTimeout(() => stop('timeout'), task.timeoutMs + BACKSTOP_MARGIN_MS);
+    const onCancel = () => stop('cancelled');
+    signal?.addEventListener('abort', onCancel, { once: true });
+    Atomics.store(slotTable, task.slot * SLOT_FIELDS, 0);
+    memoryWatch.add(task.slot, stop);
+    try {
+      const outcome = await piscina.run(task, { signal: controller.signal });
+      return fromWorker(outcome, started);
+    } catch (error) {
+      if (destroyed) throw poolDestroyed();
+      return failure(stoppedMessage(stopped, error, task.timeoutMs, memoryMb), started);
+    } finally {
+      memoryWatch.remove(task.slot);
+      clearTimeout(backstop);
+      signal?.removeEventListener('abort', onCancel);
+    }
+  }
+
+  async function destroy(): Promise<void> {
+    destroyed = true;
+    slots.close();
+    await piscina.destroy();
+  }
+
+  return { run, destroy };
+}
+
+function stoppedMessage(
+  stopped: StopReason | null,
+  error: unknown,
+  timeoutMs: number,
+  memoryMb: number,
+): string {
+  if (stopped === 'timeout')
+    return `Function exceeded its time limit of ${timeoutMs} ms (its worker was stopped)`;
+  if (stopped === 'cancelled') return 'Function execution was cancelled';
+  if (stopped === 'memory' || (error as { code?: unknown }).code === 'ERR_WORKER_OUT_OF_MEMORY') {
+    return `Function exceeded its memory limit of ${memoryMb} MB`;
+  }
+  return `Function worker failed: ${errorMessage(error)}`;
+}
+
+function fromWorker(outcome: WorkerOutcome, started: number): FunctionOutcome {
+  const durationMs = performance.now() - started;
+  if (!outcome.ok) return { ok: false, error: outcome.error, logs: outcome.logs, durationMs };
+  return { ok: true, value: JSON.parse(outcome.json), logs: outcome.logs, durationMs };
+}
+
+function failure(error: string, started: number): FunctionOutcome {
+  return { ok: false, error, logs: [], durationMs: performance.now() - started };
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function poolDestroyed(): Error {
+  return new Error('The function pool has been destroyed');
+}
+
+/**
+ * At most `size` tasks in the workers at once, each holding a numbered slot; the rest wait here in
+ * order. Piscina would queue them too, but a task waiting in Piscina's queue would already be running
+ * down its backstop.
+ */
+function createSlots(size: number) {
+  const free = Array.from({ length: size }, (_, i) => size - 1 - i);
+  const waiters: ((slot: number | null) => void)[] = [];
+
+  function tryAcquire(): number | null {
+    return free.pop() ?? null;
+  }
+
+  function acquire(signal?: AbortSignal): Promise<number | null> {
+    return new Promise((resolve) => {
+      const onAbort = () => {
+        const at = waiters.indexOf(grant);
+        if (at >= 0) waiters.splice(at, 1);
+        resolve(null);
+      };
+      const grant = (slot: number | null) => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve(slot);
+      };
+      waiters.push(grant);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  function release(slot: number): void {
+    const next = waiters.shift();
+    if (next) next(slot);
+    else free.push(slot);
+  }
+
+  function close(): void {
+    for (const waiter of waiters.splice(0)) waiter(null);
+  }
+
+  return { tryAcquire, acquire, release, close };
+}
+
+/**
+ * Stops a task whose worker holds more ArrayBuffer memory than the limit (beyond what the worker held
+ * when the task started). The worker registers its thread id in the task's slot when it starts the task.
+ */
+function createMemoryWatch(piscina: Piscina, slotTable: Int32Array, limitBytes: number) {
+  const running = new Map<number, (reason: StopReason) => void>();
+  let timer: NodeJS.Timeout | undefined;
+
+  function add(slot: number, stop: (reason: StopReason) => void): void {
+    running.set(slot, stop);
+    timer ??= setInterval(poll, MEMORY_POLL_MS).unref();
+  }
+
+  function remove(slot: number): void {
+    running.delete(slot);
+    if (running.size > 0) return;
+    clearInterval(timer);
+    timer = undefined;
+  }
+
+  function poll(): void {
+    for (const [slot, stop] of running) void check(slot, stop);
+  }
+
+  async function check(slot: number, stop: (reason: StopReason) => void): Promise<void> {
+    const threadId = Atomics.load(slotTable, slot * SLOT_FIELDS);
+    const thread =
+      threadId === 0 ? undefined : piscina.threads.find((worker) => worker.threadId === threadId);
+    if (!thread) return;
+    let external: number;
+    try {
+      external = (await thread.getHeapStatistics()).external_memory;
+    } catch {
+      return;
+    }
+    // The slot may have moved on to another task while the statistics were on their way.
+    if (running.get(slot) !== stop || Atomics.load(slotTable, slot * SLOT_FIELDS) !== threadId) return;
+    const baseline = Atomics.load(slotTable, slot * SLOT_FIELDS + 1) * 1024;
+    if (external - baseline > limitBytes) stop('memory');
+  }
+
+  return { add, remove };
+}

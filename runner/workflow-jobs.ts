@@ -1,0 +1,93 @@
+// The runner's work on queue `workflow-execute`: claim the execution, run its deployed version,
+// record the outcome (which notifies the waiting API), and fail executions whose job ran out of
+// retries because the runners holding it kept dying.
+import type { Job } from 'pg-boss';
+import type { Db } from '../db/client.ts';
+import { abandonExecution, claimExecution, finishExecution } from '../db/executions.ts';
+import { loadSecrets } from '../db/secrets.ts';
+import { loadDeployed } from '../db/workflows.ts';
+import type { Logger } from '../logger.ts';
+import type { RunnerSettings } from './blocks/block.ts';
+import type { Definition } from './executor/definition.ts';
+import { executeWorkflow } from './executor/execute.ts';
+import type { FunctionPool } from './pool.ts';
+import type { WorkflowExecutePayload } from './queues.ts';
+
+export interface WorkflowJobDeps {
+  db: Db;
+  encryptionKey: Buffer;
+  pool: FunctionPool;
+  settings: RunnerSettings;
+  log: Logger;
+  defaultTimeoutMs: number;
+  /** Aborted on a forced shutdown: running executions stop and are recorded as cancelled. */
+  signal?: AbortSignal;
+}
+
+export function workflowJobHandler(deps: WorkflowJobDeps) {
+  const { db } = deps;
+  return async (job: Job<WorkflowExecutePayload>) => {
+    const { executionId } = job.data;
+    const claim = await claimExecution(db, executionId);
+    if (!claim) return; // finished already: this delivery is a duplicate
+    const [version] = await db.query<{ definition: Definition }>(
+      'select definition from workflow_versions where workflow_id = $1 and version = $2',
+      [claim.workflow_id, claim.version],
+    );
+    if (!version) {
+      await finishExecution(db, executionId, claim.attempt, {
+        status: 'failed',
+        error: 'The deployed version no longer exists',
+        endedAt: new Date(),
+      });
+      return;
+    }
+    const secrets = await loadSecrets(db, deps.encryptionKey, claim.workspace_id);
+    const result = await executeWorkflow(
+      {
+        executionId,
+        workspaceId: claim.workspace_id,
+        workflowId: claim.workflow_id,
+        definition: version.definition,
+        inputs: claim.inputs,
+        secrets,
+        depth: claim.depth,
+        ...(deps.signal ? { signal: deps.signal } : {}),
+      },
+      {
+        pool: deps.pool,
+        settings: deps.settings,
+        defaultTimeoutMs: deps.defaultTimeoutMs,
+        loadDeployed: async (workspaceId, workflowId) => {
+          const d = await loadDeployed(db, workflowId);
+          return d && d.workspaceId === workspaceId ? d.definition : null;
+        },
+      },
+    );
+    const recorded = await finishExecution(db, executionId, claim.attempt, {
+      status: result.success ? 'completed' : 'failed',
+      ...(result.success ? { output: result.output } : { error: result.error }),
+      trace: result.spans,
+      cost: {
+        total: result.blockCost,
+        models: result.models,
+      },
+      endedAt: result.endedAt,
+    });
+    if (!recorded)
+      deps.log.warn('execution taken over by another attempt; result dropped', {
+        executionId,
+        attempt: claim.attempt,
+      });
+  };
+}
+
+export function deadExecutionHandler(db: Db) {
+  return async (job: Job<WorkflowExecutePayload>) => {
+    await abandonExecution(
+      db,
+      job.data.executionId,
+      'The runner executing this workflow stopped responding, and retries ran out',
+    );
+  };
+}
