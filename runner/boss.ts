@@ -16,9 +16,12 @@ export interface BossOptions {
 }
 
 export async function startBoss(db: Db, options: BossOptions): Promise<PgBoss> {
+  const superviseSeconds = options.superviseIntervalSeconds ?? 10;
   const common = {
     supervise: options.supervise ?? true,
-    superviseIntervalSeconds: options.superviseIntervalSeconds ?? 10,
+    superviseIntervalSeconds: superviseSeconds,
+    // The heartbeat and expiry checks run in the monitor pass, which has its own (60 s) cadence.
+    monitorIntervalSeconds: superviseSeconds,
     schedule: false,
   };
   const boss = db.pglite
@@ -52,12 +55,15 @@ export async function sendInTransaction(
   boss: PgBoss,
   tx: Queryable,
   queue: string,
-  id: string,
-  data: object,
+  job: { id: string; data: object; heartbeatSeconds?: number },
 ) {
   const db = {
     executeSql: async (text: string, values?: unknown[]) => ({ rows: await tx.query(text, values ?? []) }),
   };
-  await boss.send(queue, data, { id, db });
+  await boss.send(queue, job.data, {
+    id: job.id,
+    db,
+    ...(job.heartbeatSeconds ? { heartbeatSeconds: job.heartbeatSeconds } : {}),
+  });
   await tx.query('select pg_notify($1, $2)', [WAKE_CHANNEL, queue]);
 }

@@ -6,6 +6,8 @@ import type { Db } from '../db/client.ts';
 import type { Logger } from '../logger.ts';
 import { WAKE_CHANNEL } from './queues.ts';
 
+const HEARTBEAT_MS = 3000;
+
 export interface PumpOptions<T> {
   boss: PgBoss;
   db: Db;
@@ -13,7 +15,6 @@ export interface PumpOptions<T> {
   concurrency: number;
   handle(job: Job<T>): Promise<void>;
   log: Logger;
-  heartbeatSeconds: number;
   pollMs?: number;
 }
 
@@ -69,16 +70,15 @@ export async function startPump<T>(o: PumpOptions<T>): Promise<Pump> {
     if (queue === o.queue) void fill();
   });
   const poll = setInterval(() => void fill(), o.pollMs ?? 1000);
-  // Heartbeats tell pg-boss these jobs are alive; a killed runner stops sending them.
-  const heartbeat = setInterval(
-    () => {
-      if (inFlight.size)
-        void o.boss
-          .touch(o.queue, [...inFlight.keys()])
-          .catch((err) => o.log.warn('heartbeat failed', { err }));
-    },
-    (o.heartbeatSeconds * 1000) / 3,
-  );
+  // Heartbeats tell pg-boss these jobs are alive; a killed runner stops sending them. Every few
+  // seconds, well inside the shortest heartbeat pg-boss allows (10 s), whatever a job was sent with.
+  const heartbeat = setInterval(() => {
+    if (inFlight.size) {
+      void o.boss
+        .touch(o.queue, [...inFlight.keys()])
+        .catch((err) => o.log.warn('heartbeat failed', { err }));
+    }
+  }, HEARTBEAT_MS);
   void fill();
 
   return {

@@ -47,6 +47,8 @@ const BACKSTOP_MARGIN_MS = 1000;
 const IDLE_TIMEOUT_MS = 30_000;
 const DEFAULT_MEMORY_MB = 128;
 const MEMORY_POLL_MS = 25;
+// Timers (and vm's timeout) take at most a signed 32-bit number of milliseconds.
+const MAX_TIMEOUT_MS = 2 ** 31 - 1 - BACKSTOP_MARGIN_MS;
 // Layout of WorkerData.slots, per slot: [thread id, external memory at task start in KiB].
 const SLOT_FIELDS = 2;
 
@@ -79,6 +81,9 @@ export function createFunctionPool(options: FunctionPoolOptions = {}): FunctionP
   async function run(task: FunctionTask, signal?: AbortSignal): Promise<FunctionOutcome> {
     if (destroyed) throw poolDestroyed();
     if (signal?.aborted) return failure('Function execution was cancelled', performance.now());
+    if (!(task.timeoutMs >= 1 && task.timeoutMs <= MAX_TIMEOUT_MS)) {
+      return failure(`Function time limit must be 1 to ${MAX_TIMEOUT_MS} ms`, performance.now());
+    }
     let scope: string;
     try {
       scope = JSON.stringify(task.scope ?? {});
@@ -91,7 +96,8 @@ export function createFunctionPool(options: FunctionPoolOptions = {}): FunctionP
       return failure('Function execution was cancelled', performance.now());
     }
     try {
-      const workerTask = { code: task.code, language: task.language, scope, timeoutMs: task.timeoutMs, slot };
+      const timeoutMs = Math.ceil(task.timeoutMs);
+      const workerTask = { code: task.code, language: task.language, scope, timeoutMs, slot };
       return await dispatch(workerTask, signal);
     } finally {
       slots.release(slot);

@@ -35,7 +35,7 @@ export async function startRunner(deps: {
     memoryMb: config.FUNCTION_MEMORY_MB,
   });
   const shutdown = new AbortController();
-  const common = { boss, db, log, heartbeatSeconds: config.QUEUE_HEARTBEAT_SECONDS };
+  const common = { boss, db, log };
   const executions = await startPump<WorkflowExecutePayload>({
     ...common,
     queue: QUEUES.workflowExecute,

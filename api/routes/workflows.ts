@@ -71,7 +71,11 @@ export function workflowRoutes({ db, config, queue, waiter }: ApiDeps) {
           billedUserId: principal.type === 'personal' ? principal.userId : principal.billedUserId,
           inputs: checked.inputs,
         });
-        await sendInTransaction(queue, tx, QUEUES.workflowExecute, executionId, { executionId });
+        await sendInTransaction(queue, tx, QUEUES.workflowExecute, {
+          id: executionId,
+          data: { executionId },
+          heartbeatSeconds: config.QUEUE_HEARTBEAT_SECONDS,
+        });
         return row;
       }));
     } catch (err) {

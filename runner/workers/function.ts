@@ -142,10 +142,10 @@ const slotTable = (workerData as WorkerData | undefined)?.slots
   : null;
 
 function registerSlot(slot: number): void {
-  if (!slotTable || !Number.isInteger(slot) || slot < 0 || (slot + 1) * SLOT_FIELDS > slotTable.length)
-    return;
-  Atomics.store(slotTable, slot * SLOT_FIELDS + 1, Math.floor(getHeapStatistics().external_memory / 1024));
-  Atomics.store(slotTable, slot * SLOT_FIELDS, threadId);
+  const at = slot * SLOT_FIELDS;
+  if (!slotTable || !Number.isInteger(slot) || at < 0 || at + SLOT_FIELDS > slotTable.length) return;
+  Atomics.store(slotTable, at + 1, Math.floor(getHeapStatistics().external_memory / 1024));
+  Atomics.store(slotTable, at, threadId);
 }
 
 function createExecution(task: WorkerTask, resolve: (outcome: WorkerOutcome) => void): Execution {
@@ -279,6 +279,7 @@ const scriptCaches = { javascript: new Map<string, vm.Script>(), typescript: new
 /** Compiled scripts are context-independent, so one per code string serves every later execution. */
 function compile(code: string, language: WorkerTask['language']): vm.Script {
   const cache = scriptCaches[language];
+  if (!cache) throw new TypeError(`Unsupported language: ${String(language)}`);
   const cached = cache.get(code);
   if (cached) {
     cache.delete(code);
@@ -416,12 +417,13 @@ function bridgeFetch(
 
 async function performFetch(execution: Execution, requestJson: string): Promise<string> {
   const request = JSON.parse(String(requestJson)) as FetchRequest;
+  execution.abort ??= new AbortController();
   const response = await sandboxFetch(String(request.url), {
     method: String(request.method),
     headers: request.headers.map(([name, value]): [string, string] => [String(name), String(value)]),
     body: typeof request.body === 'string' ? Buffer.from(request.body, 'latin1') : null,
     redirect: request.redirect,
-    signal: (execution.abort ??= new AbortController()).signal,
+    signal: execution.abort.signal,
   });
   const body = await readCapped(response, MAX_FETCH_RESPONSE_BYTES);
   return JSON.stringify({

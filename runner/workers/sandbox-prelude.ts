@@ -232,8 +232,7 @@ export function sandboxPrelude(host: Bridge, options: PreludeOptions): void {
   // Bytes, text, base64 -----------------------------------------------------------------------------------
 
   function bytesOf(source: unknown): Uint8Array {
-    if (source instanceof CtxArrayBuffer || source instanceof SharedArrayBuffer)
-      return new CtxUint8Array(source);
+    if (source instanceof CtxArrayBuffer) return new CtxUint8Array(source);
     if (isView(source)) return new CtxUint8Array(source.buffer, source.byteOffset, source.byteLength);
     throw new CtxTypeError('Expected an ArrayBuffer or an ArrayBuffer view');
   }
@@ -621,17 +620,20 @@ export function sandboxPrelude(host: Bridge, options: PreludeOptions): void {
       return { bytes: utf8Encode(String(body)), type: 'text/plain;charset=UTF-8' };
     }
 
+    // Reads a body's bytes without consuming it (for fetch, clone and Request copies).
+    let peekBytes!: (body: Body) => Uint8Array | null;
+
     class Body {
       #bytes: Uint8Array | null;
       #used = false;
+      static {
+        peekBytes = (body) => body.#bytes;
+      }
       constructor(bytes: Uint8Array | null) {
         this.#bytes = bytes;
       }
       get bodyUsed(): boolean {
         return this.#used;
-      }
-      protected peekBytes(): Uint8Array | null {
-        return this.#bytes;
       }
       #consume(): Uint8Array {
         if (this.#used) throw new CtxTypeError('Body is unusable: Body has already been read');
@@ -660,13 +662,12 @@ export function sandboxPrelude(host: Bridge, options: PreludeOptions): void {
       #redirect: string;
       constructor(input: unknown, init: RequestInit = {}) {
         const from = input instanceof Request ? input : null;
-        const method =
-          init.method === undefined ? (from?.method ?? 'GET') : String(init.method).toUpperCase();
+        const method = init.method === undefined ? (from?.method ?? 'GET') : normalizeMethod(init.method);
         const body = init.body === undefined || init.body === null ? null : extractBody(init.body);
         if (body && (method === 'GET' || method === 'HEAD')) {
           throw new CtxTypeError('Request with GET/HEAD method cannot have body.');
         }
-        super(body ? body.bytes : (from?.peekBytes() ?? null));
+        super(body ? body.bytes : from ? peekBytes(from) : null);
         this.#url = from ? from.url : absoluteHref(input);
         this.#method = method;
         this.#headers = new Headers(init.headers ?? from?.headers);
@@ -688,10 +689,12 @@ export function sandboxPrelude(host: Bridge, options: PreludeOptions): void {
       clone(): Request {
         return new Request(this);
       }
-      /** The body bytes the host should send (null for none). */
-      static bodyOf(request: Request): Uint8Array | null {
-        return request.peekBytes();
-      }
+    }
+
+    function normalizeMethod(method: unknown): string {
+      const text = String(method);
+      const upper = text.toUpperCase();
+      return ['DELETE', 'GET', 'HEAD', 'OPTIONS', 'POST', 'PUT'].includes(upper) ? upper : text;
     }
 
     const NULL_BODY_STATUSES = [101, 103, 204, 205, 304];
@@ -760,7 +763,7 @@ export function sandboxPrelude(host: Bridge, options: PreludeOptions): void {
       }
       clone(): Response {
         if (this.bodyUsed) throw new CtxTypeError('Response.clone: Body has already been consumed.');
-        const bytes = this.peekBytes();
+        const bytes = peekBytes(this);
         const copy = new Response(bytes ? bytes.slice() : null);
         copy.#status = this.#status;
         copy.#statusText = this.#statusText;
@@ -788,7 +791,7 @@ export function sandboxPrelude(host: Bridge, options: PreludeOptions): void {
       } catch (error) {
         return CtxPromise.reject(error);
       }
-      const bytes = Request.bodyOf(request);
+      const bytes = peekBytes(request);
       const payload = jsonStringify({
         url: request.url,
         method: request.method,
@@ -1292,20 +1295,15 @@ export function sandboxPrelude(host: Bridge, options: PreludeOptions): void {
     defineProperty(g, name, { value: webGlobals[name as string], writable: true, configurable: true });
   }
 
-  // Built-ins whose callbacks or promises the engine settles from host tasks, outside any pump (and so
-  // outside vm's timeout): a FinalizationRegistry callback could hang the worker after the task ended.
+  // Built-ins removed from the sandbox:
+  // - FinalizationRegistry: the engine runs its callbacks from a host task, outside any pump and so outside
+  //   vm's timeout; one that loops would hang the worker after the task ended.
+  // - SharedArrayBuffer and WebAssembly (whose shared memories are SharedArrayBuffers): shared memory is not
+  //   counted in a worker's external memory, so the pool's memory limit could not see it grow. Function
+  //   code cannot import modules, so it has little use for either.
   deleteProperty(g, 'FinalizationRegistry');
-  deleteProperty(Atomics, 'waitAsync');
-  const wasm = WebAssembly as unknown as Record<string, unknown>;
-  deleteProperty(wasm, 'compileStreaming');
-  deleteProperty(wasm, 'instantiateStreaming');
-  wasm.compile = (bytes: BufferSource) => then(CtxPromise.resolve(), () => new WebAssembly.Module(bytes));
-  wasm.instantiate = (source: BufferSource | WebAssembly.Module, imports?: WebAssembly.Imports) =>
-    then(CtxPromise.resolve(), () => {
-      if (source instanceof WebAssembly.Module) return new WebAssembly.Instance(source, imports);
-      const module = new WebAssembly.Module(source);
-      return { module, instance: new WebAssembly.Instance(module, imports) };
-    });
+  deleteProperty(g, 'SharedArrayBuffer');
+  deleteProperty(g, 'WebAssembly');
 
   // Scope variables: JSON parsed here, so they are objects of this realm; read-only, as the spec says.
   const parsed: unknown = jsonParse(scopeJson);
