@@ -2,7 +2,8 @@
 // A wrong value stops start-up with one line that names the variable, before anything listens.
 import { z } from 'zod';
 
-const port = z.coerce.number().int().min(1).max(65535);
+// 0 asks the system for a free port (the address printed at start-up is the real one).
+const port = z.coerce.number().int().min(0).max(65535);
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
 // Each entry: the variable, its schema (with its default), and the line the README's table shows.

@@ -17,7 +17,8 @@ export function createAdminApp(ctx: AdminContext) {
       // Refused here, the 401 still has tRPC's shape, so the typed client reports it as an error.
       createContext: async () => {
         const header = c.req.header('authorization') ?? '';
-        const token = header.startsWith('Bearer ') ? header.slice(7).trim() : '';
+        // The auth scheme is case-insensitive (RFC 9110).
+        const token = /^bearer /i.test(header) ? header.slice(7).trim() : '';
         if (!token || !(await verifyAdminToken(ctx.db, ctx.config.ADMIN_TOKEN, token))) {
           throw new TRPCError({
             code: 'UNAUTHORIZED',

@@ -37,7 +37,7 @@ export async function createOrganization(
       return await db.transaction(async (tx) => {
         slug ??= await freeSlug(
           tx,
-          slugify(input.name),
+          slugify(input.name, 'org'),
           'select slug from organizations where slug = $1 or slug like $2',
           [],
         );

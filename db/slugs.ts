@@ -1,7 +1,8 @@
 // Turns a display name into a URL slug, and finds a free one when the plain slug is taken.
 import type { Queryable } from './client.ts';
 
-export function slugify(name: string): string {
+/** A URL slug of a name; `fallback` when the name has no letters or digits to make one of. */
+export function slugify(name: string, fallback = 'workspace'): string {
   const slug = name
     .normalize('NFKD')
     .replace(/[\u0300-\u036f]/g, '')
@@ -10,7 +11,7 @@ export function slugify(name: string): string {
     .replace(/^-+|-+$/g, '')
     .slice(0, 48)
     .replace(/-+$/g, '');
-  return slug || 'workspace';
+  return slug || fallback;
 }
 
 /**

@@ -23,6 +23,10 @@ export interface FunctionTask {
   timeoutMs: number;
 }
 
+/**
+ * `value` is plain JSON data (undefined becomes null); `logs` is the captured console output;
+ * `durationMs` runs from handing the task to a worker to its outcome (waiting for a free thread excluded).
+ */
 export type FunctionOutcome =
   | { ok: true; value: unknown; logs: string[]; durationMs: number }
   | { ok: false; error: string; logs: string[]; durationMs: number };

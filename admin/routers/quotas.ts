@@ -19,8 +19,17 @@ export const quotasRouter = router({
   get: procedure
     .input(z.object({ orgId: z.uuid() }))
     .query(({ ctx, input }) => getQuotas(ctx.db, input.orgId)),
-  set: procedure.input(changes.extend({ orgId: z.uuid() }).strict()).mutation(({ ctx, input }) => {
-    const { orgId, ...rest } = input;
-    return setQuotas(ctx.db, orgId, rest);
-  }),
+  set: procedure
+    .input(
+      changes
+        .extend({ orgId: z.uuid() })
+        .strict()
+        .refine((i) => Object.keys(i).length > 1, {
+          message: 'Give at least one limit to set (or null to reset)',
+        }),
+    )
+    .mutation(({ ctx, input }) => {
+      const { orgId, ...rest } = input;
+      return setQuotas(ctx.db, orgId, rest);
+    }),
 });

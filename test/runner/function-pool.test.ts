@@ -1,7 +1,7 @@
 // The function pool and its sandbox, through the pool's public surface: results and errors, the Web
 // globals, escapes that must fail, time and memory limits, cancellation, and teardown.
 import { existsSync, readdirSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFunctionPool, type FunctionOutcome, type FunctionTask } from '../../runner/pool.ts';
@@ -23,7 +23,8 @@ afterAll(async () => {
   await new Promise((resolve) => server.close(resolve));
 });
 
-async function answer(req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) {
+/** The local HTTP target of the fetch tests. */
+async function answer(req: IncomingMessage, res: ServerResponse) {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   const body = Buffer.concat(chunks);
@@ -576,19 +577,20 @@ describe('limits', () => {
   });
 
   it('terminates a worker stuck in native code that vm timeouts cannot interrupt', async () => {
-    // Array#sort without a comparator runs to completion inside V8 (seconds for 6M numbers): vm's timeout
-    // fires but cannot interrupt it, so the pool's AbortSignal backstop (time limit + 1 s) stops the worker.
-    // Its own pool, with room for the array on the heap.
+    // A typed array's sort runs to completion inside V8 (seconds for 30M doubles): vm's timeout fires but
+    // cannot interrupt it, so the pool's AbortSignal backstop (time limit + 1 s) stops the worker. The
+    // array is filled by copying (fast) so that the sort starts well within the time limit. Its own pool,
+    // with room for the 240 MB array.
     const roomy = createFunctionPool({ minThreads: 1, maxThreads: 1, memoryMb: 512 });
-    const code = `const u = new Uint32Array(6e6);
-      for (let i = 0; i < 65536; i++) u[i] = Math.imul(i, 2654435761);
-      for (let k = 65536; k < u.length; k *= 2) u.copyWithin(k, 0, k);
-      Array.from(u).sort();
+    const code = `const a = new Float64Array(3e7);
+      for (let i = 0; i < 65536; i++) a[i] = Math.imul(i, 2654435761);
+      for (let k = 65536; k < a.length; k *= 2) a.copyWithin(k, 0, k);
+      a.sort();
       return 'sorted'`;
     try {
-      expect(await roomy.run(task(code, { timeoutMs: 300 }))).toMatchObject({
+      expect(await roomy.run(task(code, { timeoutMs: 500 }))).toMatchObject({
         ok: false,
-        error: 'Function exceeded its time limit of 300 ms (its worker was stopped)',
+        error: 'Function exceeded its time limit of 500 ms (its worker was stopped)',
       });
       await expectHealthy(roomy);
     } finally {

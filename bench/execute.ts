@@ -1,0 +1,233 @@
+// Workflow execution against a local Postgres, over real HTTP: sync latency (concurrency 1) and
+// throughput (concurrency 64) of a three-block workflow beside a Hono route doing one SELECT 1, and
+// the drain rate of 10,000 queued async executions beside raw pg-boss send → fetch → complete.
+// BENCH_DATABASE_URL names the server (default: the local one); a scratch database is made and dropped.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Hono } from 'hono';
+import { startApi } from '../api/start.ts';
+import { loadConfig } from '../config.ts';
+import { ADMIN_ACTOR } from '../db/audit-logs.ts';
+import { bootstrap } from '../db/bootstrap.ts';
+import { openPostgres } from '../db/client.ts';
+import { migrate } from '../db/migrate.ts';
+import { createWorkflow, deployWorkflow } from '../db/workflows.ts';
+import { createLogger } from '../logger.ts';
+import { startBoss } from '../runner/boss.ts';
+import { startRunner } from '../runner/runner.ts';
+import { listen } from '../serve.ts';
+import { printTable, type Row } from './table.ts';
+
+const SERVER = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const ASYNC_COUNT = Number(process.env.BENCH_ASYNC_COUNT ?? 10_000);
+const SYNC_SAMPLES = Number(process.env.BENCH_SYNC_SAMPLES ?? 2_000);
+
+const THREE_BLOCKS = {
+  inputs: { name: { type: 'string', required: true } },
+  blocks: [
+    { id: 'greet', type: 'function', code: 'return { message: `Hello, ${inputs.name}!` }' },
+    {
+      id: 'check',
+      type: 'condition',
+      branches: [{ id: 'long', if: '<greet.message>.length > 12' }, { id: 'short' }],
+    },
+    { id: 'done', type: 'response', data: { message: '<greet.message>', size: '<check.selected>' } },
+  ],
+  edges: [
+    { from: 'greet', to: 'check' },
+    { from: 'check', to: 'done', branch: 'long' },
+    { from: 'check', to: 'done', branch: 'short' },
+  ],
+};
+
+const dbName = `wfs_bench_${randomBytes(4).toString('hex')}`;
+const adminDb = openPostgres(SERVER, { max: 1 });
+await adminDb.query(`create database ${dbName}`);
+const url = new URL(SERVER);
+url.pathname = `/${dbName}`;
+const dataDir = mkdtempSync(join(tmpdir(), 'wfs-bench-'));
+const config = loadConfig({
+  DATABASE_URL: url.toString(),
+  ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+  DATA_DIR: dataDir,
+  LOG_LEVEL: 'error',
+  DATABASE_POOL_SIZE: '20',
+  RUNNER_CONCURRENCY: '64',
+});
+const log = createLogger(config.LOG_LEVEL);
+const db = openPostgres(config.DATABASE_URL as string, { max: config.DATABASE_POOL_SIZE });
+const rows: Row[] = [];
+
+try {
+  await migrate(db);
+  const boot = await bootstrap(db, {
+    encryptionKey: config.ENCRYPTION_KEY as Buffer,
+    adminToken: 'bench-admin-token-000',
+  });
+  const wf = await createWorkflow(db, ADMIN_ACTOR, {
+    workspaceId: boot.workspaceId as string,
+    name: 'bench',
+    definition: THREE_BLOCKS,
+  });
+  await deployWorkflow(db, ADMIN_ACTOR, wf.id);
+  const headers = { 'X-API-Key': boot.apiKey as string, 'Content-Type': 'application/json' };
+
+  // Baseline server: the same HTTP stack and pool, one SELECT 1 per request.
+  const baselineApp = new Hono().get('/select1', async (c) => c.json(await db.query('select 1 as one')));
+  const baselineServer = await listen(baselineApp, 0, '127.0.0.1');
+
+  const sender = await startBoss(db, { databaseUrl: config.DATABASE_URL, log, supervise: false });
+  const api = await startApi({ db, config, log, queue: sender });
+  const apiServer = await listen(api.app, 0, '127.0.0.1');
+  const runner = await startRunner({ db, config, log, encryptionKey: config.ENCRYPTION_KEY as Buffer });
+
+  const select1 = () => fetch(`${baselineServer.url}/select1`).then((r) => r.json());
+  const executeSync = async () => {
+    const res = await fetch(`${apiServer.url}/api/workflows/${wf.id}/execute`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ inputs: { name: 'Ada' } }),
+    });
+    const body = (await res.json()) as { success: boolean };
+    if (!body.success) throw new Error(`execution failed: ${JSON.stringify(body)}`);
+  };
+
+  await latencyRows('sync execute', executeSync, 'SELECT 1 route', select1);
+  await throughputRows('sync execute', executeSync, 'SELECT 1 route', select1);
+  await runner.stop();
+
+  // Async drain: queue everything with no runner up, then time one runner emptying the queue.
+  const executeAsync = () =>
+    fetch(`${apiServer.url}/api/workflows/${wf.id}/execute`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ inputs: { name: 'Ada' }, async: true }),
+    }).then((r) => r.json());
+  await runConcurrently(ASYNC_COUNT, 64, executeAsync);
+  const drainStart = performance.now();
+  const drainer = await startRunner({ db, config, log, encryptionKey: config.ENCRYPTION_KEY as Buffer });
+  await waitUntil(async () => {
+    const [row] = await db.query<{ n: number }>(
+      "select count(*)::int as n from executions where status in ('queued','processing')",
+    );
+    return row?.n === 0;
+  });
+  const drainSeconds = (performance.now() - drainStart) / 1000;
+  await drainer.stop();
+  const [failed] = await db.query<{ n: number }>(
+    "select count(*)::int as n from executions where status = 'failed'",
+  );
+  if (failed?.n) throw new Error(`${failed.n} executions failed during the drain`);
+
+  // Baseline drain: the same number of bare jobs through pg-boss, fetched in batches and completed.
+  const queue = 'bench-baseline';
+  await sender.createQueue(queue);
+  await sender.insert(
+    queue,
+    Array.from({ length: ASYNC_COUNT }, () => ({ data: { n: 1 } })),
+  );
+  const rawStart = performance.now();
+  let left = ASYNC_COUNT;
+  while (left > 0) {
+    const jobs = await sender.fetch(queue, { batchSize: 64 });
+    if (jobs.length)
+      await sender.complete(
+        queue,
+        jobs.map((j) => j.id),
+      );
+    left -= jobs.length;
+  }
+  const rawSeconds = (performance.now() - rawStart) / 1000;
+  rows.push({
+    measure: `async drain of ${ASYNC_COUNT} (executions/s)`,
+    ours: ASYNC_COUNT / drainSeconds,
+    baselineName: 'pg-boss fetch+complete',
+    baseline: ASYNC_COUNT / rawSeconds,
+    higherIsBetter: true,
+  });
+
+  await api.close();
+  await apiServer.close();
+  await baselineServer.close();
+  await sender.stop({ graceful: false, close: true });
+  printTable('Workflow execution (Postgres on this machine)', rows);
+} finally {
+  await db.close();
+  await adminDb.query(`drop database if exists ${dbName} with (force)`);
+  await adminDb.close();
+  rmSync(dataDir, { recursive: true, force: true });
+}
+
+async function latencyRows(
+  name: string,
+  op: () => Promise<unknown>,
+  baselineName: string,
+  baseline: () => Promise<unknown>,
+) {
+  const ours = await sampleLatency(op);
+  const base = await sampleLatency(baseline);
+  rows.push({
+    measure: `${name} p50 (ms)`,
+    ours: ours.p50,
+    baselineName,
+    baseline: base.p50,
+    higherIsBetter: false,
+  });
+  rows.push({
+    measure: `${name} p99 (ms)`,
+    ours: ours.p99,
+    baselineName,
+    baseline: base.p99,
+    higherIsBetter: false,
+  });
+}
+
+async function sampleLatency(op: () => Promise<unknown>) {
+  for (let i = 0; i < 100; i++) await op();
+  const samples: number[] = [];
+  for (let i = 0; i < SYNC_SAMPLES; i++) {
+    const t = performance.now();
+    await op();
+    samples.push(performance.now() - t);
+  }
+  samples.sort((a, b) => a - b);
+  const at = (q: number) => samples[Math.min(samples.length - 1, Math.floor(q * samples.length))] as number;
+  return { p50: at(0.5), p99: at(0.99) };
+}
+
+async function throughputRows(
+  name: string,
+  op: () => Promise<unknown>,
+  baselineName: string,
+  baseline: () => Promise<unknown>,
+) {
+  const count = SYNC_SAMPLES * 2;
+  const rate = async (f: () => Promise<unknown>) => {
+    await runConcurrently(200, 64, f);
+    const t = performance.now();
+    await runConcurrently(count, 64, f);
+    return count / ((performance.now() - t) / 1000);
+  };
+  rows.push({
+    measure: `${name} at concurrency 64 (req/s)`,
+    ours: await rate(op),
+    baselineName,
+    baseline: await rate(baseline),
+    higherIsBetter: true,
+  });
+}
+
+async function runConcurrently(count: number, concurrency: number, op: () => Promise<unknown>) {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next++ < count) await op();
+    }),
+  );
+}
+
+async function waitUntil(check: () => Promise<boolean>) {
+  while (!(await check())) await new Promise((r) => setTimeout(r, 100));
+}
