@@ -1,49 +1,47 @@
 // Lets a sync execute call wait for its execution to finish without polling: one LISTEN per API
-// process on the channel runners notify when they record a result; each waiter is woken by id.
+// process on the channel runners notify when they record a result; each waiter is woken by id with
+// the notice, which usually carries the result itself.
 import type { Db } from '../db/client.ts';
-import { EXECUTION_DONE_CHANNEL } from '../db/executions.ts';
+import { type DoneNotice, EXECUTION_DONE_CHANNEL } from '../db/executions.ts';
 
 export interface CompletionWaiter {
   /**
    * Registers interest in an execution before it is enqueued (so its notice cannot be missed);
-   * the promise resolves true when it finished, false when timeoutMs passed first.
+   * `done` resolves to the notice, or null when timeoutMs passed first.
    */
-  wait(executionId: string, timeoutMs: number): { done: Promise<boolean>; cancel(): void };
+  wait(executionId: string, timeoutMs: number): { done: Promise<DoneNotice | null>; cancel(): void };
   close(): Promise<void>;
 }
 
 export async function startCompletionWaiter(db: Db): Promise<CompletionWaiter> {
-  const waiting = new Map<string, Set<() => void>>();
-  const unlisten = await db.listen(EXECUTION_DONE_CHANNEL, (id) => {
-    const wakers = waiting.get(id);
-    if (!wakers) return;
-    waiting.delete(id);
-    for (const wake of wakers) wake();
+  const waiting = new Map<string, (notice: DoneNotice) => void>();
+  const unlisten = await db.listen(EXECUTION_DONE_CHANNEL, (payload) => {
+    let notice: DoneNotice;
+    try {
+      notice = JSON.parse(payload) as DoneNotice;
+    } catch {
+      return;
+    }
+    waiting.get(notice.id)?.(notice);
   });
   return {
     wait(executionId, timeoutMs) {
-      let wake!: () => void;
       let timer: NodeJS.Timeout | undefined;
-      const remove = () => {
+      const cancel = () => {
         clearTimeout(timer);
-        const set = waiting.get(executionId);
-        set?.delete(wake);
-        if (set && set.size === 0) waiting.delete(executionId);
+        waiting.delete(executionId);
       };
-      const done = new Promise<boolean>((resolve) => {
-        wake = () => {
-          clearTimeout(timer);
-          resolve(true);
-        };
+      const done = new Promise<DoneNotice | null>((resolve) => {
+        waiting.set(executionId, (notice) => {
+          cancel();
+          resolve(notice);
+        });
         timer = setTimeout(() => {
-          remove();
-          resolve(false);
+          cancel();
+          resolve(null);
         }, timeoutMs);
-        const set = waiting.get(executionId) ?? new Set();
-        set.add(wake);
-        waiting.set(executionId, set);
       });
-      return { done, cancel: remove };
+      return { done, cancel };
     },
     close: () => unlisten(),
   };

@@ -29,18 +29,28 @@ type Resolved =
 async function resolve(db: Queryable, principal: Principal, workspaceId: string): Promise<Resolved> {
   const workspace = await findWorkspace(db, workspaceId);
   if (!workspace) return { ok: false, reason: 'missing' };
+  if (principal.type === 'workspace') return judge(principal, workspace, null);
+  const [row] = await db.query<{ permission: WorkspacePermission }>(
+    'select permission from workspace_permissions where workspace_id = $1 and user_id = $2',
+    [workspace.id, principal.userId],
+  );
+  return judge(principal, workspace, row?.permission ?? null);
+}
+
+/** The rules themselves, over a workspace and the user's permission there (null: none). */
+function judge(
+  principal: Principal,
+  workspace: WorkspaceRow,
+  permission: WorkspacePermission | null,
+): Resolved {
   if (principal.type === 'workspace') {
     if (principal.workspaceId !== workspace.id) return { ok: false, reason: 'other_workspace' };
     // Workspace keys are created by workspace admins for automation: they read and write, not administer.
     return { ok: true, workspace, permission: 'write' };
   }
-  const [row] = await db.query<{ permission: WorkspacePermission }>(
-    'select permission from workspace_permissions where workspace_id = $1 and user_id = $2',
-    [workspace.id, principal.userId],
-  );
-  if (!row) return { ok: false, reason: 'no_permission' };
+  if (!permission) return { ok: false, reason: 'no_permission' };
   if (!workspace.allow_personal_api_keys) return { ok: false, reason: 'personal_keys_disabled' };
-  return { ok: true, workspace, permission: row.permission };
+  return { ok: true, workspace, permission };
 }
 
 const DENIALS = {
@@ -87,7 +97,24 @@ export async function authorizeResource(
   need: WorkspacePermission,
   what: string,
 ): Promise<WorkspaceAccess> {
-  const r = await resolve(db, principal, workspaceId);
+  return resourceAccess(principal, await resolve(db, principal, workspaceId), need, what);
+}
+
+/**
+ * authorizeResource for a hot path that loaded the workspace and the caller's permission in its own
+ * query (a personal key's user's permission; ignored for workspace keys).
+ */
+export function authorizeLoadedResource(
+  principal: Principal,
+  workspace: WorkspaceRow,
+  permission: WorkspacePermission | null,
+  need: WorkspacePermission,
+  what: string,
+): WorkspaceAccess {
+  return resourceAccess(principal, judge(principal, workspace, permission), need, what);
+}
+
+function resourceAccess(principal: Principal, r: Resolved, need: WorkspacePermission, what: string) {
   if (!r.ok) throw r.reason === 'personal_keys_disabled' ? forbidden(DENIALS[r.reason]) : notFound(what);
   return granted(principal, r, need);
 }

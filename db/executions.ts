@@ -1,7 +1,7 @@
 // Executions: the state machine queued → processing → completed | failed, fenced by `attempt` so a
 // runner that lost its job (expiry, crash) can never overwrite the result of the one that took over.
-// Finishing notifies EXECUTION_DONE_CHANNEL in the same transaction, so a waiter that hears it
-// always reads the final row.
+// Finishing notifies EXECUTION_DONE_CHANNEL in the same statement, so a waiter that hears it always
+// finds the final row.
 import type { Queryable } from './client.ts';
 
 export const EXECUTION_DONE_CHANNEL = 'execution_done';
@@ -70,21 +70,22 @@ export async function getExecution(db: Queryable, id: string): Promise<Execution
   return row ?? null;
 }
 
+export type Claim = Pick<
+  ExecutionRow,
+  'attempt' | 'workspace_id' | 'workflow_id' | 'version' | 'inputs' | 'depth'
+> & {
+  started_at: Date;
+};
+
 /**
  * Takes an execution for running: marks it processing under a new attempt number. Null when it
  * already finished (a duplicate delivery of its job), which the caller then just acknowledges.
  */
-export async function claimExecution(
-  db: Queryable,
-  id: string,
-): Promise<Pick<
-  ExecutionRow,
-  'attempt' | 'workspace_id' | 'workflow_id' | 'version' | 'inputs' | 'depth'
-> | null> {
-  const [row] = await db.query<ExecutionRow>(
+export async function claimExecution(db: Queryable, id: string): Promise<Claim | null> {
+  const [row] = await db.query<Claim>(
     `update executions set status = 'processing', attempt = attempt + 1, started_at = coalesce(started_at, now())
       where id = $1 and status in ('queued', 'processing')
-      returning attempt, workspace_id, workflow_id, version, inputs, depth`,
+      returning attempt, workspace_id, workflow_id, version, inputs, depth, started_at`,
     [id],
   );
   return row ?? null;
@@ -96,47 +97,81 @@ export interface ExecutionOutcome {
   error?: string;
   trace?: unknown;
   cost?: unknown;
+  /** When this attempt's execution started (from the claim). */
+  startedAt: Date;
   endedAt: Date;
 }
 
-/** Records the result if `attempt` still holds the execution; false when another attempt took over. */
+/** What a finished execution's notice carries, so a waiting API can answer without reading the row. */
+export interface DoneNotice {
+  id: string;
+  status: 'completed' | 'failed';
+  /** Absent when it would not fit a notification: the waiter then reads the row. */
+  output?: unknown;
+  error?: string | null;
+  startedAt: string;
+  endedAt: string;
+}
+
+// Postgres caps a NOTIFY payload at 8000 bytes.
+const MAX_NOTICE_BYTES = 7900;
+
+/**
+ * Records the result if `attempt` still holds the execution, and notifies waiters, in one statement.
+ * False when another attempt took over.
+ */
 export async function finishExecution(
   db: Queryable,
   id: string,
   attempt: number,
   outcome: ExecutionOutcome,
 ): Promise<boolean> {
-  return db.transaction(async (tx) => {
-    const rows = await tx.query(
-      `update executions set status = $3, output = $4::jsonb, error = $5, trace = $6::jsonb, cost = $7::jsonb,
-         ended_at = $8, started_at = coalesce(started_at, $8)
-       where id = $1 and attempt = $2 and status = 'processing' returning id`,
-      [
-        id,
-        attempt,
-        outcome.status,
-        outcome.status === 'completed' ? JSON.stringify(outcome.output ?? null) : null,
-        outcome.error ?? null,
-        outcome.trace === undefined ? null : JSON.stringify(outcome.trace),
-        outcome.cost === undefined ? null : JSON.stringify(outcome.cost),
-        outcome.endedAt.toISOString(),
-      ],
-    );
-    if (!rows.length) return false;
-    await tx.query('select pg_notify($1, $2)', [EXECUTION_DONE_CHANNEL, id]);
-    return true;
-  });
+  const output = outcome.status === 'completed' ? JSON.stringify(outcome.output ?? null) : null;
+  const rows = await db.query(
+    `with done as (
+       update executions set status = $3, output = $4::jsonb, error = $5, trace = $6::jsonb, cost = $7::jsonb,
+         ended_at = $8
+       where id = $1 and attempt = $2 and status = 'processing' returning id)
+     select pg_notify($9, $10) from done`,
+    [
+      id,
+      attempt,
+      outcome.status,
+      output,
+      outcome.error ?? null,
+      outcome.trace === undefined ? null : JSON.stringify(outcome.trace),
+      outcome.cost === undefined ? null : JSON.stringify(outcome.cost),
+      outcome.endedAt.toISOString(),
+      EXECUTION_DONE_CHANNEL,
+      notice(id, outcome, output),
+    ],
+  );
+  return rows.length > 0;
+}
+
+function notice(id: string, outcome: ExecutionOutcome, output: string | null): string {
+  const base: Omit<DoneNotice, 'output'> = {
+    id,
+    status: outcome.status,
+    error: outcome.error ?? null,
+    startedAt: outcome.startedAt.toISOString(),
+    endedAt: outcome.endedAt.toISOString(),
+  };
+  const text = JSON.stringify(base);
+  // The output is spliced in as the JSON text already made for the row, when it fits.
+  return output !== null && text.length + output.length + 12 < MAX_NOTICE_BYTES
+    ? `${text.slice(0, -1)},"output":${output}}`
+    : text;
 }
 
 /** Fails an execution whatever attempt holds it: its job ran out of retries (a runner kept dying). */
 export async function abandonExecution(db: Queryable, id: string, error: string): Promise<boolean> {
-  return db.transaction(async (tx) => {
-    const rows = await tx.query(
-      `update executions set status = 'failed', error = $2, ended_at = now(), started_at = coalesce(started_at, now())
-        where id = $1 and status in ('queued', 'processing') returning id`,
-      [id, error],
-    );
-    if (rows.length) await tx.query('select pg_notify($1, $2)', [EXECUTION_DONE_CHANNEL, id]);
-    return rows.length > 0;
-  });
+  const rows = await db.query(
+    `with done as (
+       update executions set status = 'failed', error = $2, ended_at = now(), started_at = coalesce(started_at, now())
+        where id = $1 and status in ('queued', 'processing') returning id)
+     select pg_notify($3, json_build_object('id', id)::text) from done`,
+    [id, error, EXECUTION_DONE_CHANNEL],
+  );
+  return rows.length > 0;
 }

@@ -83,5 +83,10 @@ export async function effectiveLimits(
     [organizationId],
   );
   if (!row) throw new Error(`organization ${organizationId} does not exist`);
-  return { plan: row.plan, limits: { ...PLANS[row.plan], ...(row.overrides ?? {}) } };
+  return { plan: row.plan, limits: limitsOf(row.plan, row.overrides) };
+}
+
+/** A plan's limits with an organization's overrides laid over them. */
+export function limitsOf(plan: PlanName, overrides: QuotaOverrides | null): Limits {
+  return { ...PLANS[plan], ...(overrides ?? {}) };
 }

@@ -2,10 +2,14 @@
 // plan. Until live accounting lands (rate limits and usage issue) the figures are the plan's own,
 // with full buckets and nothing spent.
 import type { Queryable } from './client.ts';
-import { effectiveLimits, type Rate } from './plans.ts';
+import { effectiveLimits, type Limits, type PlanName, type Rate } from './plans.ts';
 
 export async function executionLimits(db: Queryable, organizationId: string) {
   const { plan, limits } = await effectiveLimits(db, organizationId);
+  return limitsObject(plan, limits);
+}
+
+export function limitsObject(plan: PlanName, limits: Limits) {
   const resetAt = new Date(Date.now() + 60_000).toISOString();
   const bucket = (r: Rate) => ({
     requestsPerMinute: r.requestsPerMinute,

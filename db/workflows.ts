@@ -4,6 +4,8 @@ import { type Definition, parseDefinition } from '../runner/executor/definition.
 import { type Actor, recordAudit } from './audit-logs.ts';
 import type { Queryable } from './client.ts';
 import { conflict, notFound } from './errors.ts';
+import type { PlanName, QuotaOverrides } from './plans.ts';
+import type { WorkspacePermission, WorkspaceRow } from './workspaces.ts';
 
 /** The agent workflow every new workspace starts with, unless asked not to: one chat turn. */
 export const DEFAULT_AGENT_WORKFLOW = {
@@ -254,4 +256,44 @@ export async function loadDeployed(
         definition: row.definition,
       }
     : null;
+}
+
+export interface ExecutionTarget {
+  workspace: WorkspaceRow;
+  deployedVersion: number | null;
+  /** The permission of `userId` in the workspace; null without one (or without a user). */
+  permission: WorkspacePermission | null;
+  plan: PlanName;
+  overrides: QuotaOverrides | null;
+}
+
+/**
+ * What executing a workflow needs to know before it enqueues, in one query (this is the hot path):
+ * the workspace, the deployed version, the caller's permission, and the organization's plan.
+ */
+export async function loadExecutionTarget(
+  db: Queryable,
+  workflowId: string,
+  userId: string | null,
+): Promise<ExecutionTarget | null> {
+  const [row] = await db.query<
+    WorkspaceRow & {
+      deployed_version: number | null;
+      permission: WorkspacePermission | null;
+      plan: PlanName;
+      overrides: QuotaOverrides | null;
+    }
+  >(
+    `select s.*, w.deployed_version, p.permission, o.plan, q.overrides
+       from workflows w
+       join workspaces s on s.id = w.workspace_id
+       join organizations o on o.id = s.organization_id
+       left join quota_overrides q on q.organization_id = o.id
+       left join workspace_permissions p on p.workspace_id = s.id and p.user_id = $2
+      where w.id = $1`,
+    [workflowId, userId],
+  );
+  if (!row) return null;
+  const { deployed_version, permission, plan, overrides, ...workspace } = row;
+  return { workspace, deployedVersion: deployed_version, permission, plan, overrides };
 }

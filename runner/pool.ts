@@ -6,6 +6,7 @@
 // its clock once a thread is free for it.
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
+import { parseAllowList } from './blocks/network-guard.ts';
 // Types only: the worker module must not be loaded on this thread.
 import type { WorkerData, WorkerOutcome, WorkerTask } from './workers/function.ts';
 
@@ -42,6 +43,12 @@ export interface FunctionPoolOptions {
   maxThreads?: number;
   /** Memory limit per running function, in MB: the worker's V8 heap, and its ArrayBuffers apart. */
   memoryMb?: number;
+  /**
+   * Destinations the functions' fetch may reach although the SSRF guard would refuse them (loopback,
+   * private, link-local…): host names, addresses or CIDRs, as the http block's allow-list
+   * (runner/blocks/network-guard.ts). Empty by default: only public addresses.
+   */
+  httpAllowList?: string[];
 }
 
 const WORKER_URL = new URL('./workers/function.ts', import.meta.url).href;
@@ -63,7 +70,10 @@ export function createFunctionPool(options: FunctionPoolOptions = {}): FunctionP
   const minThreads = Math.min(Math.max(0, options.minThreads ?? 1), maxThreads);
   const memoryMb = options.memoryMb ?? DEFAULT_MEMORY_MB;
   const slotTable = new Int32Array(new SharedArrayBuffer(maxThreads * SLOT_FIELDS * 4));
-  const workerData: WorkerData = { slots: slotTable.buffer as SharedArrayBuffer };
+  const httpAllowList = [...(options.httpAllowList ?? [])];
+  // Each worker parses the list again; a bad entry is reported here, not as every task failing.
+  parseAllowList(httpAllowList);
+  const workerData: WorkerData = { slots: slotTable.buffer as SharedArrayBuffer, httpAllowList };
   const piscina = new Piscina<WorkerTask, WorkerOutcome>({
     filename: WORKER_URL,
     minThreads,

@@ -33,6 +33,7 @@ export async function startRunner(deps: {
   const pool = createFunctionPool({
     ...(config.WORKER_THREADS ? { maxThreads: config.WORKER_THREADS } : {}),
     memoryMb: config.FUNCTION_MEMORY_MB,
+    httpAllowList: config.HTTP_ALLOW_LIST,
   });
   const shutdown = new AbortController();
   const common = { boss, db, log };

@@ -5,10 +5,10 @@ import type { Job } from 'pg-boss';
 import type { Db } from '../db/client.ts';
 import { abandonExecution, claimExecution, finishExecution } from '../db/executions.ts';
 import { loadSecrets } from '../db/secrets.ts';
+import { createVersionCache } from '../db/version-cache.ts';
 import { loadDeployed } from '../db/workflows.ts';
 import type { Logger } from '../logger.ts';
 import type { RunnerSettings } from './blocks/block.ts';
-import type { Definition } from './executor/definition.ts';
 import { executeWorkflow } from './executor/execute.ts';
 import type { FunctionPool } from './pool.ts';
 import type { WorkflowExecutePayload } from './queues.ts';
@@ -26,23 +26,29 @@ export interface WorkflowJobDeps {
 
 export function workflowJobHandler(deps: WorkflowJobDeps) {
   const { db } = deps;
+  const versions = createVersionCache(db);
+  const loadChild = async (workspaceId: string, workflowId: string) => {
+    const d = await loadDeployed(db, workflowId);
+    return d && d.workspaceId === workspaceId ? d.definition : null;
+  };
   return async (job: Job<WorkflowExecutePayload>) => {
     const { executionId } = job.data;
     const claim = await claimExecution(db, executionId);
     if (!claim) return; // finished already: this delivery is a duplicate
-    const [version] = await db.query<{ definition: Definition }>(
-      'select definition from workflow_versions where workflow_id = $1 and version = $2',
-      [claim.workflow_id, claim.version],
-    );
+    const startedAt = claim.started_at;
+    const version = await versions.get(claim.workflow_id, claim.version);
     if (!version) {
+      const error = 'The deployed version no longer exists';
       await finishExecution(db, executionId, claim.attempt, {
         status: 'failed',
-        error: 'The deployed version no longer exists',
+        error,
+        startedAt,
         endedAt: new Date(),
       });
       return;
     }
-    const secrets = await loadSecrets(db, deps.encryptionKey, claim.workspace_id);
+    // Child workflows may use secrets their parent does not name, so those runs load them too.
+    const needsSecrets = version.usesSecrets || JSON.stringify(version.definition).includes('"workflow"');
     const result = await executeWorkflow(
       {
         executionId,
@@ -50,7 +56,7 @@ export function workflowJobHandler(deps: WorkflowJobDeps) {
         workflowId: claim.workflow_id,
         definition: version.definition,
         inputs: claim.inputs,
-        secrets,
+        secrets: needsSecrets ? await loadSecrets(db, deps.encryptionKey, claim.workspace_id) : new Map(),
         depth: claim.depth,
         ...(deps.signal ? { signal: deps.signal } : {}),
       },
@@ -58,27 +64,23 @@ export function workflowJobHandler(deps: WorkflowJobDeps) {
         pool: deps.pool,
         settings: deps.settings,
         defaultTimeoutMs: deps.defaultTimeoutMs,
-        loadDeployed: async (workspaceId, workflowId) => {
-          const d = await loadDeployed(db, workflowId);
-          return d && d.workspaceId === workspaceId ? d.definition : null;
-        },
+        loadDeployed: loadChild,
       },
     );
     const recorded = await finishExecution(db, executionId, claim.attempt, {
       status: result.success ? 'completed' : 'failed',
       ...(result.success ? { output: result.output } : { error: result.error }),
       trace: result.spans,
-      cost: {
-        total: result.blockCost,
-        models: result.models,
-      },
+      cost: { total: result.blockCost, models: result.models },
+      startedAt,
       endedAt: result.endedAt,
     });
-    if (!recorded)
+    if (!recorded) {
       deps.log.warn('execution taken over by another attempt; result dropped', {
         executionId,
         attempt: claim.attempt,
       });
+    }
   };
 }
 

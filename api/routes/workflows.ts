@@ -3,11 +3,13 @@
 // original API may send `X-Execution-Mode: async`, and the inputs as the body itself or `{input}`.
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { authorizeResource } from '../../db/access.ts';
-import { invalidField, ServiceError } from '../../db/errors.ts';
-import { getExecution, insertExecution } from '../../db/executions.ts';
-import { executionLimits } from '../../db/usage.ts';
-import { loadDeployed } from '../../db/workflows.ts';
+import { authorizeLoadedResource } from '../../db/access.ts';
+import { invalidField, notFound, ServiceError } from '../../db/errors.ts';
+import { type DoneNotice, getExecution, insertExecution } from '../../db/executions.ts';
+import { limitsOf } from '../../db/plans.ts';
+import { limitsObject } from '../../db/usage.ts';
+import { createVersionCache } from '../../db/version-cache.ts';
+import { loadExecutionTarget } from '../../db/workflows.ts';
 import { sendInTransaction } from '../../runner/boss.ts';
 import { checkInputs } from '../../runner/executor/inputs.ts';
 import { QUEUES } from '../../runner/queues.ts';
@@ -39,14 +41,38 @@ function inputsOf(body: z.output<typeof executeBody>): Record<string, unknown> {
 }
 
 export function workflowRoutes({ db, config, queue, waiter }: ApiDeps) {
+  const versions = createVersionCache(db);
+  /** The result of a finished execution read from its row; null while it is not finished. */
+  const finishedRow = async (id: string): Promise<DoneNotice | null> => {
+    const row = await getExecution(db, id);
+    if (!row || (row.status !== 'completed' && row.status !== 'failed')) return null;
+    return {
+      id,
+      status: row.status,
+      output: row.output,
+      error: row.error,
+      startedAt: (row.started_at ?? row.created_at).toISOString(),
+      endedAt: (row.ended_at ?? row.created_at).toISOString(),
+    };
+  };
+
   return new Hono<ApiEnv>().post('/:id/execute', async (c) => {
     const principal = c.get('principal');
     const id = c.req.param('id');
     if (!uuid.safeParse(id).success) throw invalidField('workflowId', 'Must be a UUID', 'invalid_format');
     const body = await jsonBody(c, executeBody);
-    const deployed = await loadDeployedOrNotFound(id);
-    const access = await authorizeResource(db, principal, deployed.workspaceId, 'write', 'Workflow');
-    if (deployed.version === null)
+    const target = await loadExecutionTarget(db, id, principal.type === 'personal' ? principal.userId : null);
+    if (!target) throw notFound('Workflow');
+    const access = authorizeLoadedResource(
+      principal,
+      target.workspace,
+      target.permission,
+      'write',
+      'Workflow',
+    );
+    const version = target.deployedVersion;
+    const deployed = version === null ? null : await versions.get(id, version);
+    if (version === null || !deployed)
       throw new ServiceError(400, 'Workflow is not deployed: deploy it before executing it');
     const checked = checkInputs(deployed.definition.inputs, inputsOf(body));
     if (checked.issues.length)
@@ -64,7 +90,7 @@ export function workflowRoutes({ db, config, queue, waiter }: ApiDeps) {
           organizationId: access.workspace.organization_id,
           workspaceId: access.workspace.id,
           workflowId: id,
-          version: deployed.version as number,
+          version,
           mode: isAsync ? 'async' : 'sync',
           trigger: 'api',
           apiKeyId: principal.keyId,
@@ -82,7 +108,7 @@ export function workflowRoutes({ db, config, queue, waiter }: ApiDeps) {
       wait?.cancel();
       throw err;
     }
-    const limits = await executionLimits(db, access.workspace.organization_id);
+    const limits = limitsObject(target.plan, limitsOf(target.plan, target.overrides));
     if (!wait) {
       return c.json(
         {
@@ -96,10 +122,13 @@ export function workflowRoutes({ db, config, queue, waiter }: ApiDeps) {
         202,
       );
     }
-    const finished = await wait.done;
-    const row = await getExecution(db, executionId);
-    if (!finished || !row || (row.status !== 'completed' && row.status !== 'failed')) {
+    const notice = await wait.done;
+    // The notice carries the result unless it was too large for one; then the row has it.
+    const result =
+      notice && (notice.status === 'failed' || 'output' in notice) ? notice : await finishedRow(executionId);
+    if (!result) {
       // Still running: hand the caller the job to poll rather than hold the connection forever.
+      const row = await getExecution(db, executionId);
       return c.json(
         {
           success: false,
@@ -111,26 +140,12 @@ export function workflowRoutes({ db, config, queue, waiter }: ApiDeps) {
       );
     }
     const metadata = {
-      duration: (row.ended_at?.getTime() ?? 0) - (row.started_at?.getTime() ?? 0),
-      startTime: row.started_at?.toISOString() ?? null,
-      endTime: row.ended_at?.toISOString() ?? null,
+      duration: Date.parse(result.endedAt) - Date.parse(result.startedAt),
+      startTime: result.startedAt,
+      endTime: result.endedAt,
     };
-    return row.status === 'completed'
-      ? c.json({ success: true, executionId, output: row.output, limits, metadata })
-      : c.json({ success: false, executionId, error: row.error, limits, metadata });
-
-    async function loadDeployedOrNotFound(workflowId: string) {
-      const [w] = await db.query<{ workspace_id: string; deployed_version: number | null }>(
-        'select workspace_id, deployed_version from workflows where id = $1',
-        [workflowId],
-      );
-      if (!w) throw new ServiceError(404, 'Workflow not found');
-      const d = w.deployed_version === null ? null : await loadDeployed(db, workflowId);
-      return {
-        workspaceId: w.workspace_id,
-        version: d?.version ?? null,
-        definition: d?.definition ?? { inputs: {} },
-      };
-    }
+    return result.status === 'completed'
+      ? c.json({ success: true, executionId, output: result.output, limits, metadata })
+      : c.json({ success: false, executionId, error: result.error, limits, metadata });
   });
 }

@@ -6,7 +6,9 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFunctionPool, type FunctionOutcome, type FunctionTask } from '../../runner/pool.ts';
 
-const pool = createFunctionPool({ minThreads: 2, maxThreads: 2 });
+// The fetch tests reach a local server, which the SSRF guard only lets through on the allow-list
+// (test/runner/sandbox-fetch.test.ts covers the guard itself).
+const pool = createFunctionPool({ minThreads: 2, maxThreads: 2, httpAllowList: ['127.0.0.1'] });
 // One thread: consecutive tasks share a worker, which isolation and recovery tests rely on.
 const solo = createFunctionPool({ minThreads: 1, maxThreads: 1 });
 let server: Server;

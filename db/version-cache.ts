@@ -1,0 +1,42 @@
+// Deployed workflow versions, cached in memory: a version never changes once written, so an API or
+// runner process reads each one from the database once (bounded, least recently used first out).
+import type { Definition } from '../runner/executor/definition.ts';
+import type { Queryable } from './client.ts';
+
+export interface CachedVersion {
+  definition: Definition;
+  /** Whether the definition names any `{{SECRET}}`: runs that do not need secrets skip loading them. */
+  usesSecrets: boolean;
+}
+
+export interface VersionCache {
+  get(workflowId: string, version: number): Promise<CachedVersion | null>;
+}
+
+export function createVersionCache(db: Queryable, max = 1000): VersionCache {
+  const entries = new Map<string, CachedVersion>();
+  return {
+    async get(workflowId, version) {
+      const key = `${workflowId}:${version}`;
+      const hit = entries.get(key);
+      if (hit) {
+        // Re-insert: Map order is insertion order, so the oldest-used entry is always first.
+        entries.delete(key);
+        entries.set(key, hit);
+        return hit;
+      }
+      const [row] = await db.query<{ definition: Definition }>(
+        'select definition from workflow_versions where workflow_id = $1 and version = $2',
+        [workflowId, version],
+      );
+      if (!row) return null;
+      const entry = {
+        definition: row.definition,
+        usesSecrets: /\{\{[A-Za-z_][A-Za-z0-9_]*\}\}/.test(JSON.stringify(row.definition)),
+      };
+      entries.set(key, entry);
+      if (entries.size > max) entries.delete(entries.keys().next().value as string);
+      return entry;
+    },
+  };
+}
