@@ -44,25 +44,31 @@ export interface NewExecution {
   inputs: Record<string, unknown>;
 }
 
-export async function insertExecution(tx: Queryable, e: NewExecution): Promise<{ createdAt: Date }> {
-  const [row] = await tx.query<{ created_at: Date }>(
+/** Inserts queued executions, all in one statement; returns each one's creation time by id. */
+export async function insertExecutions(tx: Queryable, rows: NewExecution[]): Promise<Map<string, Date>> {
+  const col = <K extends keyof NewExecution>(k: K) => rows.map((r) => r[k]);
+  const created = await tx.query<{ id: string; created_at: Date }>(
     `insert into executions (id, organization_id, workspace_id, workflow_id, version, mode, trigger, api_key_id,
        billed_user_id, inputs)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb) returning created_at`,
+     select id, organization_id, workspace_id, workflow_id, version, mode, trigger, api_key_id, billed_user_id, inputs::jsonb
+       from unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::int[], $6::text[], $7::text[], $8::uuid[],
+         $9::uuid[], $10::text[])
+         as t(id, organization_id, workspace_id, workflow_id, version, mode, trigger, api_key_id, billed_user_id, inputs)
+     returning id, created_at`,
     [
-      e.id,
-      e.organizationId,
-      e.workspaceId,
-      e.workflowId,
-      e.version,
-      e.mode,
-      e.trigger,
-      e.apiKeyId,
-      e.billedUserId,
-      JSON.stringify(e.inputs),
+      col('id'),
+      col('organizationId'),
+      col('workspaceId'),
+      col('workflowId'),
+      col('version'),
+      col('mode'),
+      col('trigger'),
+      col('apiKeyId'),
+      col('billedUserId'),
+      rows.map((r) => JSON.stringify(r.inputs)),
     ],
   );
-  return { createdAt: (row as { created_at: Date }).created_at };
+  return new Map(created.map((r) => [r.id, r.created_at]));
 }
 
 export async function getExecution(db: Queryable, id: string): Promise<ExecutionRow | null> {
@@ -78,17 +84,18 @@ export type Claim = Pick<
 };
 
 /**
- * Takes an execution for running: marks it processing under a new attempt number. Null when it
- * already finished (a duplicate delivery of its job), which the caller then just acknowledges.
+ * Takes executions for running: marks each processing under a new attempt number. An id missing
+ * from the answer finished already (a duplicate delivery of its job), which the caller just
+ * acknowledges. One statement for the whole batch.
  */
-export async function claimExecution(db: Queryable, id: string): Promise<Claim | null> {
-  const [row] = await db.query<Claim>(
+export async function claimExecutions(db: Queryable, ids: string[]): Promise<Map<string, Claim>> {
+  const rows = await db.query<Claim & { id: string }>(
     `update executions set status = 'processing', attempt = attempt + 1, started_at = coalesce(started_at, now())
-      where id = $1 and status in ('queued', 'processing')
-      returning attempt, workspace_id, workflow_id, version, inputs, depth, started_at`,
-    [id],
+      where id = any($1::uuid[]) and status in ('queued', 'processing')
+      returning id, attempt, workspace_id, workflow_id, version, inputs, depth, started_at`,
+    [ids],
   );
-  return row ?? null;
+  return new Map(rows.map((r) => [r.id, r]));
 }
 
 export interface ExecutionOutcome {
@@ -117,36 +124,59 @@ export interface DoneNotice {
 const MAX_NOTICE_BYTES = 7900;
 
 /**
- * Records the result if `attempt` still holds the execution, and notifies waiters, in one statement.
- * False when another attempt took over.
+ * Records results whose `attempt` still holds its execution, and notifies waiters, in one statement
+ * for the whole batch. Returns the ids recorded; an id missing lost its execution to another attempt.
  */
-export async function finishExecution(
+export async function finishExecutions(
   db: Queryable,
-  id: string,
-  attempt: number,
-  outcome: ExecutionOutcome,
-): Promise<boolean> {
-  const output = outcome.status === 'completed' ? JSON.stringify(outcome.output ?? null) : null;
-  const rows = await db.query(
-    `with done as (
-       update executions set status = $3, output = $4::jsonb, error = $5, trace = $6::jsonb, cost = $7::jsonb,
-         ended_at = $8
-       where id = $1 and attempt = $2 and status = 'processing' returning id)
-     select pg_notify($9, $10) from done`,
+  results: { id: string; attempt: number; outcome: ExecutionOutcome }[],
+): Promise<Set<string>> {
+  const cols = {
+    id: [] as string[],
+    attempt: [] as number[],
+    status: [] as string[],
+    output: [] as (string | null)[],
+    error: [] as (string | null)[],
+    trace: [] as (string | null)[],
+    cost: [] as (string | null)[],
+    endedAt: [] as string[],
+    notice: [] as string[],
+  };
+  for (const { id, attempt, outcome } of results) {
+    const output = outcome.status === 'completed' ? JSON.stringify(outcome.output ?? null) : null;
+    cols.id.push(id);
+    cols.attempt.push(attempt);
+    cols.status.push(outcome.status);
+    cols.output.push(output);
+    cols.error.push(outcome.error ?? null);
+    cols.trace.push(outcome.trace === undefined ? null : JSON.stringify(outcome.trace));
+    cols.cost.push(outcome.cost === undefined ? null : JSON.stringify(outcome.cost));
+    cols.endedAt.push(outcome.endedAt.toISOString());
+    cols.notice.push(notice(id, outcome, output));
+  }
+  const rows = await db.query<{ id: string }>(
+    `with input as (
+       select * from unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+         $8::timestamptz[], $9::text[]) as t(id, attempt, status, output, error, trace, cost, ended_at, notice)),
+     done as (
+       update executions e set status = i.status, output = i.output::jsonb, error = i.error, trace = i.trace::jsonb,
+         cost = i.cost::jsonb, ended_at = i.ended_at
+       from input i where e.id = i.id and e.attempt = i.attempt and e.status = 'processing' returning e.id, i.notice)
+     select id, pg_notify($10, notice) from done`,
     [
-      id,
-      attempt,
-      outcome.status,
-      output,
-      outcome.error ?? null,
-      outcome.trace === undefined ? null : JSON.stringify(outcome.trace),
-      outcome.cost === undefined ? null : JSON.stringify(outcome.cost),
-      outcome.endedAt.toISOString(),
+      cols.id,
+      cols.attempt,
+      cols.status,
+      cols.output,
+      cols.error,
+      cols.trace,
+      cols.cost,
+      cols.endedAt,
+      cols.notice,
       EXECUTION_DONE_CHANNEL,
-      notice(id, outcome, output),
     ],
   );
-  return rows.length > 0;
+  return new Set(rows.map((r) => r.id));
 }
 
 function notice(id: string, outcome: ExecutionOutcome, output: string | null): string {

@@ -48,22 +48,26 @@ export async function startBoss(db: Db, options: BossOptions): Promise<PgBoss> {
 }
 
 /**
- * Sends the job inside the caller's transaction, so the execution row and its job commit together
- * (or neither does), and wakes idle runners when it commits.
+ * Sends jobs inside the caller's transaction, so rows and their jobs commit together (or neither
+ * does), and wakes idle runners when it commits. One statement for all the jobs.
  */
 export async function sendInTransaction(
   boss: PgBoss,
   tx: Queryable,
   queue: string,
-  job: { id: string; data: object; heartbeatSeconds?: number },
+  jobs: { id: string; data: object; heartbeatSeconds?: number }[],
 ) {
   const db = {
     executeSql: async (text: string, values?: unknown[]) => ({ rows: await tx.query(text, values ?? []) }),
   };
-  await boss.send(queue, job.data, {
-    id: job.id,
-    db,
-    ...(job.heartbeatSeconds ? { heartbeatSeconds: job.heartbeatSeconds } : {}),
-  });
+  await boss.insert(
+    queue,
+    jobs.map((j) => ({
+      id: j.id,
+      data: j.data,
+      ...(j.heartbeatSeconds ? { heartbeatSeconds: j.heartbeatSeconds } : {}),
+    })),
+    { db },
+  );
   await tx.query('select pg_notify($1, $2)', [WAKE_CHANNEL, queue]);
 }

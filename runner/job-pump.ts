@@ -2,6 +2,7 @@
 // slots, woken by NOTIFY when a job is sent (a poll is only the backstop), keeps heartbeats going
 // for the jobs in hand, completes each as it ends, and on stop lets the running ones finish.
 import type { Job, PgBoss } from 'pg-boss';
+import { createBatcher } from '../db/batcher.ts';
 import type { Db } from '../db/client.ts';
 import type { Logger } from '../logger.ts';
 import { WAKE_CHANNEL } from './queues.ts';
@@ -52,10 +53,16 @@ export async function startPump<T>(o: PumpOptions<T>): Promise<Pump> {
     }
   };
 
+  // Jobs that end together are completed together, in one call.
+  const complete = createBatcher(async (ids: string[]) => {
+    await o.boss.complete(o.queue, ids);
+    return ids.map(() => undefined);
+  });
+
   const run = async (job: Job<T>) => {
     try {
       await o.handle(job);
-      await o.boss.complete(o.queue, job.id);
+      await complete(job.id);
     } catch (err) {
       // Unexpected (the handler records workflow failures itself): let pg-boss retry the job.
       o.log.error('job failed', { queue: o.queue, jobId: job.id, err });

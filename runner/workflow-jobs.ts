@@ -2,8 +2,15 @@
 // record the outcome (which notifies the waiting API), and fail executions whose job ran out of
 // retries because the runners holding it kept dying.
 import type { Job } from 'pg-boss';
+import { createBatcher } from '../db/batcher.ts';
 import type { Db } from '../db/client.ts';
-import { abandonExecution, claimExecution, finishExecution } from '../db/executions.ts';
+import {
+  abandonExecution,
+  type Claim,
+  claimExecutions,
+  type ExecutionOutcome,
+  finishExecutions,
+} from '../db/executions.ts';
 import { loadSecrets } from '../db/secrets.ts';
 import { createVersionCache } from '../db/version-cache.ts';
 import { loadDeployed } from '../db/workflows.ts';
@@ -27,24 +34,31 @@ export interface WorkflowJobDeps {
 export function workflowJobHandler(deps: WorkflowJobDeps) {
   const { db } = deps;
   const versions = createVersionCache(db);
+  // Concurrent executions claim and record together: one statement per batch, not per execution.
+  const claimExecution = createBatcher(async (ids: string[]) => {
+    const claims = await claimExecutions(db, ids);
+    return ids.map((id): Claim | null => claims.get(id) ?? null);
+  });
+  const finishExecution = createBatcher(
+    async (results: { id: string; attempt: number; outcome: ExecutionOutcome }[]) => {
+      const recorded = await finishExecutions(db, results);
+      return results.map((r) => recorded.has(r.id));
+    },
+  );
   const loadChild = async (workspaceId: string, workflowId: string) => {
     const d = await loadDeployed(db, workflowId);
     return d && d.workspaceId === workspaceId ? d.definition : null;
   };
   return async (job: Job<WorkflowExecutePayload>) => {
     const { executionId } = job.data;
-    const claim = await claimExecution(db, executionId);
+    const claim = await claimExecution(executionId);
     if (!claim) return; // finished already: this delivery is a duplicate
     const startedAt = claim.started_at;
     const version = await versions.get(claim.workflow_id, claim.version);
     if (!version) {
       const error = 'The deployed version no longer exists';
-      await finishExecution(db, executionId, claim.attempt, {
-        status: 'failed',
-        error,
-        startedAt,
-        endedAt: new Date(),
-      });
+      const outcome: ExecutionOutcome = { status: 'failed', error, startedAt, endedAt: new Date() };
+      await finishExecution({ id: executionId, attempt: claim.attempt, outcome });
       return;
     }
     // Child workflows may use secrets their parent does not name, so those runs load them too.
@@ -67,13 +81,17 @@ export function workflowJobHandler(deps: WorkflowJobDeps) {
         loadDeployed: loadChild,
       },
     );
-    const recorded = await finishExecution(db, executionId, claim.attempt, {
-      status: result.success ? 'completed' : 'failed',
-      ...(result.success ? { output: result.output } : { error: result.error }),
-      trace: result.spans,
-      cost: { total: result.blockCost, models: result.models },
-      startedAt,
-      endedAt: result.endedAt,
+    const recorded = await finishExecution({
+      id: executionId,
+      attempt: claim.attempt,
+      outcome: {
+        status: result.success ? 'completed' : 'failed',
+        ...(result.success ? { output: result.output } : { error: result.error }),
+        trace: result.spans,
+        cost: { total: result.blockCost, models: result.models },
+        startedAt,
+        endedAt: result.endedAt,
+      },
     });
     if (!recorded) {
       deps.log.warn('execution taken over by another attempt; result dropped', {

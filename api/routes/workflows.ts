@@ -4,8 +4,9 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { authorizeLoadedResource } from '../../db/access.ts';
+import { createBatcher } from '../../db/batcher.ts';
 import { invalidField, notFound, ServiceError } from '../../db/errors.ts';
-import { type DoneNotice, getExecution, insertExecution } from '../../db/executions.ts';
+import { type DoneNotice, getExecution, insertExecutions, type NewExecution } from '../../db/executions.ts';
 import { limitsOf } from '../../db/plans.ts';
 import { limitsObject } from '../../db/usage.ts';
 import { createVersionCache } from '../../db/version-cache.ts';
@@ -42,6 +43,19 @@ function inputsOf(body: z.output<typeof executeBody>): Record<string, unknown> {
 
 export function workflowRoutes({ db, config, queue, waiter }: ApiDeps) {
   const versions = createVersionCache(db);
+  // Executions requested together are inserted and sent together: one transaction per batch.
+  const enqueue = createBatcher((rows: NewExecution[]) =>
+    db.transaction(async (tx) => {
+      const created = await insertExecutions(tx, rows);
+      const jobs = rows.map((r) => ({
+        id: r.id,
+        data: { executionId: r.id },
+        heartbeatSeconds: config.QUEUE_HEARTBEAT_SECONDS,
+      }));
+      await sendInTransaction(queue, tx, QUEUES.workflowExecute, jobs);
+      return rows.map((r) => created.get(r.id) as Date);
+    }),
+  );
   /** The result of a finished execution read from its row; null while it is not finished. */
   const finishedRow = async (id: string): Promise<DoneNotice | null> => {
     const row = await getExecution(db, id);
@@ -84,26 +98,18 @@ export function workflowRoutes({ db, config, queue, waiter }: ApiDeps) {
     const wait = isAsync ? null : waiter.wait(executionId, config.SYNC_WAIT_TIMEOUT_MS);
     let createdAt: Date;
     try {
-      ({ createdAt } = await db.transaction(async (tx) => {
-        const row = await insertExecution(tx, {
-          id: executionId,
-          organizationId: access.workspace.organization_id,
-          workspaceId: access.workspace.id,
-          workflowId: id,
-          version,
-          mode: isAsync ? 'async' : 'sync',
-          trigger: 'api',
-          apiKeyId: principal.keyId,
-          billedUserId: principal.type === 'personal' ? principal.userId : principal.billedUserId,
-          inputs: checked.inputs,
-        });
-        await sendInTransaction(queue, tx, QUEUES.workflowExecute, {
-          id: executionId,
-          data: { executionId },
-          heartbeatSeconds: config.QUEUE_HEARTBEAT_SECONDS,
-        });
-        return row;
-      }));
+      createdAt = await enqueue({
+        id: executionId,
+        organizationId: access.workspace.organization_id,
+        workspaceId: access.workspace.id,
+        workflowId: id,
+        version,
+        mode: isAsync ? 'async' : 'sync',
+        trigger: 'api',
+        apiKeyId: principal.keyId,
+        billedUserId: principal.type === 'personal' ? principal.userId : principal.billedUserId,
+        inputs: checked.inputs,
+      });
     } catch (err) {
       wait?.cancel();
       throw err;
