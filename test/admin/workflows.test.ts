@@ -223,12 +223,13 @@ describe('deployment', () => {
 
   it('answers NOT_FOUND for unknown workflows', async () => {
     const id = crypto.randomUUID();
+    // Called one at a time: a rejection must never wait unobserved.
     for (const call of [
-      svc.admin.workflows.get.query({ id }),
-      svc.admin.workflows.deploy.mutate({ id }),
-      svc.admin.workflows.versions.query({ id }),
+      () => svc.admin.workflows.get.query({ id }),
+      () => svc.admin.workflows.deploy.mutate({ id }),
+      () => svc.admin.workflows.versions.query({ id }),
     ]) {
-      expect((await adminError(call)).code).toBe('NOT_FOUND');
+      expect((await adminError(call())).code).toBe('NOT_FOUND');
     }
   });
 });

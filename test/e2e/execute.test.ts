@@ -92,6 +92,12 @@ describe('sync execution', () => {
     expect(res.body.error).toMatch(/Block "boom" failed: .*kaput/);
   });
 
+  it('answers an output too large to travel in the completion notice', async () => {
+    const res = await run({ blocks: [{ id: 'big', type: 'function', code: 'return "x".repeat(50000)' }] });
+    expect(res.body.success).toBe(true);
+    expect(res.body.output.big).toHaveLength(50_000);
+  });
+
   it('runs the deployed version, never the draft', async () => {
     const id = await deployWorkflow(svc.admin, tenant.workspace.id, {
       blocks: [{ id: 'r', type: 'response', data: 'v1' }],
