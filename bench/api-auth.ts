@@ -11,7 +11,8 @@ import { openPglite } from '../db/client.ts';
 import { migrate } from '../db/migrate.ts';
 import { setOrganizationPlan } from '../db/organizations.ts';
 import { createLogger } from '../logger.ts';
-import { measure, report } from './measure.ts';
+import { measure } from './measure.ts';
+import { printTable } from './table.ts';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'wfs-bench-'));
 const db = await openPglite();
@@ -43,7 +44,16 @@ const createWs = await measure(
     }),
   200,
 );
-report('api-auth (embedded PGlite, in-process app.request)', baseline, [rejected, auditPage, createWs]);
+printTable(
+  'Authenticated API path (embedded PGlite, in-process app.request)',
+  [rejected, auditPage, createWs].map((m) => ({
+    measure: `${m.name} (req/s)`,
+    ours: m.opsPerSec,
+    baselineName: baseline.name,
+    baseline: baseline.opsPerSec,
+    higherIsBetter: true,
+  })),
+);
 await api.close();
 await db.close();
 rmSync(dataDir, { recursive: true, force: true });

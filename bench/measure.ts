@@ -23,16 +23,3 @@ export async function measure(
   const ms = performance.now() - start;
   return { name, opsPerSec: (count / ms) * 1000, meanMs: (ms / count) * concurrency };
 }
-
-/** Prints each measurement as a ratio of the baseline's rate. */
-export function report(title: string, baseline: Measurement, results: Measurement[]) {
-  console.log(`\n${title}`);
-  console.log(
-    `  baseline ${baseline.name}: ${baseline.opsPerSec.toFixed(0)} ops/s (${baseline.meanMs.toFixed(3)} ms)`,
-  );
-  for (const r of results) {
-    console.log(
-      `  ${r.name}: ${r.opsPerSec.toFixed(0)} ops/s (${r.meanMs.toFixed(3)} ms) = ${(r.opsPerSec / baseline.opsPerSec).toFixed(3)} × baseline`,
-    );
-  }
-}

@@ -6,7 +6,8 @@ import { readdirSync } from 'node:fs';
 const here = new URL('.', import.meta.url);
 const only = process.argv[2];
 const scripts = readdirSync(here).filter(
-  (f) => f.endsWith('.ts') && !['run.ts', 'measure.ts'].includes(f) && (!only || f.includes(only)),
+  (f) =>
+    f.endsWith('.ts') && !['run.ts', 'measure.ts', 'table.ts'].includes(f) && (!only || f.includes(only)),
 );
 let failed = 0;
 for (const script of scripts) {
