@@ -1,11 +1,9 @@
 // The `http` block: one HTTP request to a user-given URL, through the SSRF guard. A non-2xx answer is
 // an output (the workflow branches on its status); only failures to get an answer at all are errors.
 import type { IncomingMessage } from 'node:http';
-import type { Readable } from 'node:stream';
-import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { z } from 'zod';
 import type { BlockType } from './block.ts';
-import { guardedRequest, parseAllowList } from './network-guard.ts';
+import { decompressed, guardedRequest, parseAllowList } from './network-guard.ts';
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'] as const;
 
@@ -133,23 +131,6 @@ async function readCapped(response: IncomingMessage, maxBytes: number, isHead: b
     if (stream !== response) stream.destroy();
   }
   return Buffer.concat(chunks, total);
-}
-
-// Only what a server sends unasked is decoded; the cap applies to the decoded size (a small gzip can
-// expand enormously).
-function decompressed(response: IncomingMessage): Readable {
-  const encoding = response.headers['content-encoding']?.trim().toLowerCase();
-  const decoder =
-    encoding === 'gzip' || encoding === 'x-gzip'
-      ? createGunzip()
-      : encoding === 'deflate'
-        ? createInflate()
-        : encoding === 'br'
-          ? createBrotliDecompress()
-          : null;
-  if (!decoder) return response;
-  response.on('error', (err) => decoder.destroy(err));
-  return response.pipe(decoder);
 }
 
 function decode(bytes: Buffer, contentType: string | undefined): unknown {

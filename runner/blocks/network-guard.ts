@@ -1,13 +1,15 @@
-// Outbound-request guard against SSRF: user-controlled URLs (the http block, later the function
+// Outbound-request guard against SSRF: user-controlled URLs (the http block and the function
 // sandbox's fetch) may only reach public addresses, unless the operator's allow-list says otherwise.
 // Every hop of a request is vetted on its resolved addresses, and the socket is then connected to
 // exactly those vetted addresses (a pinned `lookup`), so a DNS answer that changes between the check
 // and the connect (DNS rebinding) cannot redirect the request inside the network.
 
 import { lookup as dnsLookup } from 'node:dns/promises';
-import http from 'node:http';
+import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
+import { pipeline, type Readable } from 'node:stream';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 
 /** A request refused by the guard (not a network failure): the destination is not allowed. */
 export class RefusedDestinationError extends Error {
@@ -343,4 +345,22 @@ function v4(address: string, prefix: number, name: string): NamedRange {
 
 function v6(address: string, prefix: number, name: string): NamedRange {
   return { bytes: parseIp(address) as Uint8Array, prefix, name };
+}
+
+/**
+ * The body of a response, decoded as fetch does when the server compressed it; callers apply their
+ * size caps to these decoded bytes (a small gzip can expand enormously).
+ */
+export function decompressed(message: IncomingMessage): Readable {
+  const encoding = message.headers['content-encoding']?.trim().toLowerCase();
+  const decoder =
+    encoding === 'gzip' || encoding === 'x-gzip'
+      ? createGunzip()
+      : encoding === 'deflate'
+        ? createInflate()
+        : encoding === 'br'
+          ? createBrotliDecompress()
+          : null;
+  // Errors reach the reader through the last stream; either side closing tears the other down.
+  return decoder ? pipeline(message, decoder, () => {}) : message;
 }

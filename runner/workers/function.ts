@@ -17,13 +17,13 @@ import { webcrypto } from 'node:crypto';
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { stripTypeScriptTypes } from 'node:module';
-import { pipeline, Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { types } from 'node:util';
 import { getHeapStatistics } from 'node:v8';
 import vm from 'node:vm';
 import { threadId, workerData } from 'node:worker_threads';
-import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import {
+  decompressed,
   describeNetworkError,
   type GuardedRequest,
   type GuardedResponse,
@@ -208,21 +208,6 @@ function webResponse({ response: message, url }: GuardedResponse, requested: URL
     redirected: { value: final !== withoutHash(requested) },
   });
   return response;
-}
-
-// As fetch does, a body the server encoded is decoded; the size cap applies to the decoded bytes.
-function decompressed(message: IncomingMessage): Readable {
-  const encoding = message.headers['content-encoding']?.trim().toLowerCase();
-  const decoder =
-    encoding === 'gzip' || encoding === 'x-gzip'
-      ? createGunzip()
-      : encoding === 'deflate'
-        ? createInflate()
-        : encoding === 'br'
-          ? createBrotliDecompress()
-          : null;
-  // Errors reach the reader through the last stream; either side closing tears the other down.
-  return decoder ? pipeline(message, decoder, () => {}) : message;
 }
 
 function withoutHash(url: URL): string {

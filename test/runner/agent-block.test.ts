@@ -7,6 +7,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type AgentConfig, type AgentOutput, agentBlock } from '../../runner/blocks/agent.ts';
 import type { BlockContext, RunnerSettings } from '../../runner/blocks/block.ts';
 import { priceOf } from '../../runner/blocks/model-prices.ts';
+import { blockContext } from '../helpers/block-context.ts';
 
 const API_KEY = 'sk-test-0123456789abcdef';
 
@@ -96,36 +97,11 @@ beforeEach(() => {
   received.length = 0;
 });
 
-// This block nests nothing and runs no user code.
-const unused = (): never => {
-  throw new Error('not used by this block');
-};
-
 function context(
   settings: Partial<RunnerSettings> = {},
   signal = new AbortController().signal,
 ): BlockContext {
-  return {
-    executionId: 'exec-1',
-    workspaceId: 'ws-1',
-    workflowId: 'wf-1',
-    signal,
-    pool: undefined as never,
-    scope: {},
-    log: () => {},
-    substituteCode: unused,
-    runGraph: unused,
-    runWorkflow: unused,
-    settings: {
-      httpAllowList: [],
-      httpMaxResponseBytes: 1_000_000,
-      openaiBaseUrl: baseUrl,
-      openaiApiKey: API_KEY,
-      functionTimeoutMs: 5_000,
-      functionMemoryMb: 64,
-      ...settings,
-    },
-  };
+  return blockContext({ openaiBaseUrl: baseUrl, openaiApiKey: API_KEY, ...settings }, signal);
 }
 
 async function ask(config: Partial<AgentConfig>, ctx = context()) {

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { BlockContext, RunnerSettings } from '../../runner/blocks/block.ts';
 import { type HttpConfig, type HttpOutput, httpBlock } from '../../runner/blocks/http.ts';
 import { blockedReason, parseAllowList, pinnedLookup, vetHost } from '../../runner/blocks/network-guard.ts';
+import { blockContext } from '../helpers/block-context.ts';
 
 interface Seen {
   method: string;
@@ -109,34 +110,11 @@ beforeEach(() => {
   seen.length = 0;
 });
 
-// This block nests nothing and runs no user code.
-const unused = (): never => {
-  throw new Error('not used by this block');
-};
-
 function context(
   settings: Partial<RunnerSettings> = {},
   signal = new AbortController().signal,
 ): BlockContext {
-  return {
-    executionId: 'exec-1',
-    workspaceId: 'ws-1',
-    workflowId: 'wf-1',
-    signal,
-    pool: undefined as never,
-    scope: {},
-    log: () => {},
-    substituteCode: unused,
-    runGraph: unused,
-    runWorkflow: unused,
-    settings: {
-      httpAllowList: ['127.0.0.1'],
-      httpMaxResponseBytes: 1_000_000,
-      functionTimeoutMs: 5_000,
-      functionMemoryMb: 64,
-      ...settings,
-    },
-  };
+  return blockContext({ httpAllowList: ['127.0.0.1'], ...settings }, signal);
 }
 
 async function request(config: Partial<HttpConfig> & { url: string }, ctx = context()) {
