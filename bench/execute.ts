@@ -2,6 +2,7 @@
 // throughput (concurrency 64) of a three-block workflow beside a Hono route doing one SELECT 1, and
 // the drain rate of 10,000 queued async executions beside raw pg-boss send → fetch → complete.
 // BENCH_DATABASE_URL names the server (default: the local one); a scratch database is made and dropped.
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,7 +17,6 @@ import { migrate } from '../db/migrate.ts';
 import { createWorkflow, deployWorkflow } from '../db/workflows.ts';
 import { createLogger } from '../logger.ts';
 import { startBoss } from '../runner/boss.ts';
-import { startRunner } from '../runner/runner.ts';
 import { listen } from '../serve.ts';
 import { printTable, type Row } from './table.ts';
 
@@ -81,7 +81,8 @@ try {
   const sender = await startBoss(db, { databaseUrl: config.DATABASE_URL, log, supervise: false });
   const api = await startApi({ db, config, log, queue: sender });
   const apiServer = await listen(api.app, 0, '127.0.0.1');
-  const runner = await startRunner({ db, config, log, encryptionKey: config.ENCRYPTION_KEY as Buffer });
+  // The production topology: the API in this process, a runner in its own (each has a main thread).
+  let runner = await spawnRunner();
 
   const select1 = () => fetch(`${baselineServer.url}/select1`).then((r) => r.json());
   const executeSync = async () => {
@@ -107,7 +108,7 @@ try {
     }).then((r) => r.json());
   await runConcurrently(ASYNC_COUNT, 64, executeAsync);
   const drainStart = performance.now();
-  const drainer = await startRunner({ db, config, log, encryptionKey: config.ENCRYPTION_KEY as Buffer });
+  runner = await spawnRunner();
   await waitUntil(async () => {
     const [row] = await db.query<{ n: number }>(
       "select count(*)::int as n from executions where status in ('queued','processing')",
@@ -115,7 +116,7 @@ try {
     return row?.n === 0;
   });
   const drainSeconds = (performance.now() - drainStart) / 1000;
-  await drainer.stop();
+  await runner.stop();
   const [failed] = await db.query<{ n: number }>(
     "select count(*)::int as n from executions where status = 'failed'",
   );
@@ -158,6 +159,32 @@ try {
   await adminDb.query(`drop database if exists ${dbName} with (force)`);
   await adminDb.close();
   rmSync(dataDir, { recursive: true, force: true });
+}
+
+async function spawnRunner() {
+  const child = spawn(process.execPath, [new URL('../runner/main.ts', import.meta.url).pathname], {
+    env: {
+      ...process.env,
+      DATABASE_URL: config.DATABASE_URL,
+      ENCRYPTION_KEY: (config.ENCRYPTION_KEY as Buffer).toString('hex'),
+      RUNNER_CONCURRENCY: String(config.RUNNER_CONCURRENCY),
+      LOG_LEVEL: 'error',
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout?.on('data', (d: Buffer) => {
+      if (d.toString().includes('Runner started')) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`runner exited with ${code}`)));
+  });
+  return {
+    stop: async () => {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
 }
 
 async function latencyRows(

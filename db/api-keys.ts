@@ -156,31 +156,50 @@ export type Principal =
   | { keyId: string; type: 'personal'; userId: string; userName: string; userEmail: string }
   | { keyId: string; type: 'workspace'; workspaceId: string; organizationId: string; billedUserId: string };
 
-/** Resolves a presented key to its principal; null when it is unknown or revoked. */
-export async function authenticateApiKey(db: Queryable, presented: string): Promise<Principal | null> {
-  if (!presented.startsWith(KEY_PREFIX) || presented.length > 200) return null;
-  const [row] = await db.query<{
-    id: string;
-    type: KeyType;
-    user_id: string | null;
-    user_name: string | null;
-    user_email: string | null;
-    workspace_id: string | null;
-    organization_id: string | null;
-    billed_user_id: string | null;
-    last_used_at: Date | null;
-  }>(
-    `select k.id, k.type, k.user_id, u.name as user_name, u.email as user_email, k.workspace_id,
-            w.organization_id, w.billed_account_user_id as billed_user_id, k.last_used_at
-       from api_keys k left join users u on u.id = k.user_id left join workspaces w on w.id = k.workspace_id
-      where k.key_hash = $1 and k.revoked_at is null`,
-    [hashApiKey(presented)],
+type KeyLookupRow = {
+  hash: string;
+  id: string;
+  type: KeyType;
+  user_id: string | null;
+  user_name: string | null;
+  user_email: string | null;
+  workspace_id: string | null;
+  organization_id: string | null;
+  billed_user_id: string | null;
+  last_used_at: Date | null;
+};
+
+/**
+ * Resolves presented keys to their principals (null for unknown or revoked ones), in one query for
+ * however many requests arrived together.
+ */
+export async function authenticateApiKeys(db: Queryable, presented: string[]): Promise<(Principal | null)[]> {
+  const hashes = presented.map((key) =>
+    key.startsWith(KEY_PREFIX) && key.length <= 200 ? hashApiKey(key).toString('hex') : null,
   );
-  if (!row) return null;
+  const wanted = hashes.filter((h): h is string => h !== null);
+  if (!wanted.length) return presented.map(() => null);
+  const rows = await db.query<KeyLookupRow>(
+    `select encode(k.key_hash, 'hex') as hash, k.id, k.type, k.user_id, u.name as user_name, u.email as user_email,
+            k.workspace_id, w.organization_id, w.billed_account_user_id as billed_user_id, k.last_used_at
+       from api_keys k left join users u on u.id = k.user_id left join workspaces w on w.id = k.workspace_id
+      where k.key_hash = any(select decode(h, 'hex') from unnest($1::text[]) as h) and k.revoked_at is null`,
+    [wanted],
+  );
+  const byHash = new Map(rows.map((r) => [r.hash, r]));
   // Record use at most once a minute: a write per request would make every read a write.
-  if (!row.last_used_at || Date.now() - row.last_used_at.getTime() > 60_000) {
-    await db.query('update api_keys set last_used_at = now() where id = $1', [row.id]);
-  }
+  const stale = rows
+    .filter((r) => !r.last_used_at || Date.now() - r.last_used_at.getTime() > 60_000)
+    .map((r) => r.id);
+  if (stale.length)
+    await db.query('update api_keys set last_used_at = now() where id = any($1::uuid[])', [stale]);
+  return hashes.map((h) => {
+    const row = h === null ? undefined : byHash.get(h);
+    return row ? principalOf(row) : null;
+  });
+}
+
+function principalOf(row: KeyLookupRow): Principal {
   if (row.type === 'personal') {
     return {
       keyId: row.id,

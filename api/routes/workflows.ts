@@ -10,7 +10,7 @@ import { type DoneNotice, getExecution, insertExecutions, type NewExecution } fr
 import { limitsOf } from '../../db/plans.ts';
 import { limitsObject } from '../../db/usage.ts';
 import { createVersionCache } from '../../db/version-cache.ts';
-import { loadExecutionTarget } from '../../db/workflows.ts';
+import { loadExecutionTargets } from '../../db/workflows.ts';
 import { sendInTransaction } from '../../runner/boss.ts';
 import { checkInputs } from '../../runner/executor/inputs.ts';
 import { QUEUES } from '../../runner/queues.ts';
@@ -43,6 +43,9 @@ function inputsOf(body: z.output<typeof executeBody>): Record<string, unknown> {
 
 export function workflowRoutes({ db, config, queue, waiter }: ApiDeps) {
   const versions = createVersionCache(db);
+  const loadTarget = createBatcher((wanted: { workflowId: string; userId: string | null }[]) =>
+    loadExecutionTargets(db, wanted),
+  );
   // Executions requested together are inserted and sent together: one transaction per batch.
   const enqueue = createBatcher((rows: NewExecution[]) =>
     db.transaction(async (tx) => {
@@ -75,7 +78,10 @@ export function workflowRoutes({ db, config, queue, waiter }: ApiDeps) {
     const id = c.req.param('id');
     if (!uuid.safeParse(id).success) throw invalidField('workflowId', 'Must be a UUID', 'invalid_format');
     const body = await jsonBody(c, executeBody);
-    const target = await loadExecutionTarget(db, id, principal.type === 'personal' ? principal.userId : null);
+    const target = await loadTarget({
+      workflowId: id,
+      userId: principal.type === 'personal' ? principal.userId : null,
+    });
     if (!target) throw notFound('Workflow');
     const access = authorizeLoadedResource(
       principal,

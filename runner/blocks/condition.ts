@@ -1,6 +1,7 @@
 // Block `condition`: picks the first branch whose `if` expression is true (a branch without `if`
 // is the else); the executor follows only the edges of the selected branch.
 import { z } from 'zod';
+import { evaluateDataExpression } from '../executor/expression.ts';
 import type { BlockType } from './block.ts';
 
 const schema = z
@@ -26,9 +27,16 @@ export const conditionBlock: BlockType<z.output<typeof schema>> = {
   async run(config, ctx) {
     for (const branch of config.branches) {
       if (branch.if === undefined) return { output: { selected: branch.id } };
+      const expression = ctx.substituteCode(branch.if);
+      // Plain comparisons over data need no sandbox; anything else (calls, …) goes to the pool.
+      const fast = evaluateDataExpression(expression, ctx.scope);
+      if (fast) {
+        if (fast.value) return { output: { selected: branch.id } };
+        continue;
+      }
       const outcome = await ctx.pool.run(
         {
-          code: `return !!(${ctx.substituteCode(branch.if)});`,
+          code: `return !!(${expression});`,
           language: 'javascript',
           scope: ctx.scope,
           timeoutMs: ctx.settings.functionTimeoutMs,
