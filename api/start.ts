@@ -13,7 +13,6 @@ export async function startApi(deps: { db: Db; config: Config; log: Logger; queu
   const ownQueue = deps.queue
     ? null
     : await startBoss(db, {
-        ...(config.DATABASE_URL ? { databaseUrl: config.DATABASE_URL } : {}),
         log,
         supervise: false,
       });
@@ -23,7 +22,7 @@ export async function startApi(deps: { db: Db; config: Config; log: Logger; queu
     app: createApp({ db, config, log, queue, waiter }),
     async close() {
       await waiter.close();
-      await ownQueue?.stop({ graceful: false, close: !db.pglite });
+      await ownQueue?.stop({ graceful: false, close: false });
     },
   };
 }

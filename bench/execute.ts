@@ -78,7 +78,7 @@ try {
   const baselineApp = new Hono().get('/select1', async (c) => c.json(await db.query('select 1 as one')));
   const baselineServer = await listen(baselineApp, 0, '127.0.0.1');
 
-  const sender = await startBoss(db, { databaseUrl: config.DATABASE_URL, log, supervise: false });
+  const sender = await startBoss(db, { log, supervise: false });
   const api = await startApi({ db, config, log, queue: sender });
   const apiServer = await listen(api.app, 0, '127.0.0.1');
   // The production topology: the API in this process, a runner in its own (each has a main thread).
@@ -152,7 +152,7 @@ try {
   await api.close();
   await apiServer.close();
   await baselineServer.close();
-  await sender.stop({ graceful: false, close: true });
+  await sender.stop({ graceful: false, close: false });
   printTable('Workflow execution (Postgres on this machine)', rows);
 } finally {
   await db.close();

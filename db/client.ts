@@ -13,6 +13,8 @@ export interface Queryable {
   query<T = Row>(text: string, params?: readonly unknown[]): Promise<T[]>;
   /** Runs a script of several statements without parameters (migrations). */
   exec(script: string): Promise<void>;
+  /** Runs a script of several statements without parameters, answering the rows of all of them. */
+  script(text: string): Promise<Row[]>;
   /**
    * Runs fn in one transaction: committed when it resolves, rolled back when it throws. Inside a
    * transaction it opens a savepoint, so stores compose: a store's unit of work can join a larger one.
@@ -52,6 +54,7 @@ export function wrapPglite(pg: PGlite): Db {
     async exec(script) {
       await pg.exec(script);
     },
+    script: async (text) => (await pg.exec(text)).flatMap((r) => r.rows as Row[]),
     transaction: (fn) => pg.transaction((tx) => fn(pgliteTransaction(tx))),
     listen: async (channel, onPayload) => {
       const unlisten = await pg.listen(channel, onPayload);
@@ -72,6 +75,7 @@ function pgliteTransaction(tx: Transaction): Queryable {
     exec: async (script) => {
       await tx.exec(script);
     },
+    script: async (text) => (await tx.exec(text)).flatMap((r) => r.rows as Row[]),
     async transaction(fn) {
       const name = `sp_${++savepoints}`;
       await tx.exec(`savepoint ${name}`);
@@ -114,6 +118,16 @@ export function openPostgres(url: string, options: { max?: number } = {}): Db {
     exec: async (script) => {
       await sql.unsafe(script);
     },
+    // A script may hold its own BEGIN … COMMIT (pg-boss's locked maintenance): postgres.js runs such
+    // text only on a connection reserved for it, never on one the pool could interleave.
+    script: async (text) => {
+      const conn = await sql.reserve();
+      try {
+        return await scriptRows(conn, text);
+      } finally {
+        conn.release();
+      }
+    },
     transaction: async (fn) =>
       (await sql.begin((tx) => fn(postgresTransaction(tx)))) as Awaited<ReturnType<typeof fn>>,
     listen: async (channel, onPayload) => {
@@ -133,12 +147,22 @@ const run = async <T>(
   params: readonly unknown[],
 ) => (await exec.unsafe(text, params as postgres.ParameterOrJSON<never>[])) as unknown as T[];
 
+// Several statements answer a list of results; one statement answers its rows.
+const scriptRows = async (
+  exec: postgres.ReservedSql | postgres.TransactionSql,
+  text: string,
+): Promise<Row[]> => {
+  const result = (await exec.unsafe(text)) as unknown as unknown[];
+  return (result.length && Array.isArray(result[0]) ? result.flat() : result) as Row[];
+};
+
 function postgresTransaction(tx: postgres.TransactionSql): Queryable {
   return {
     query: (text, params = []) => run(tx, text, params),
     exec: async (script) => {
       await tx.unsafe(script);
     },
+    script: (text) => scriptRows(tx, text),
     transaction: async (fn) =>
       (await tx.savepoint((sp) => fn(postgresTransaction(sp)))) as Awaited<ReturnType<typeof fn>>,
   };

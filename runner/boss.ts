@@ -6,7 +6,6 @@ import type { Logger } from '../logger.ts';
 import { QUEUES, WAKE_CHANNEL } from './queues.ts';
 
 export interface BossOptions {
-  databaseUrl?: string;
   log: Logger;
   /** A runner that sends no heartbeat for this long has its job retried elsewhere. */
   heartbeatSeconds?: number;
@@ -24,14 +23,11 @@ export async function startBoss(db: Db, options: BossOptions): Promise<PgBoss> {
     monitorIntervalSeconds: superviseSeconds,
     schedule: false,
   };
+  // On a server, pg-boss shares the service's own pool: one set of connections, and postgres.js
+  // sends each query in one write where node-postgres makes several (every write is a syscall).
   const boss = db.pglite
     ? new PgBoss({ db: fromPglite(db.pglite), backend: 'pglite', ...common })
-    : new PgBoss({
-        connectionString: options.databaseUrl as string,
-        max: 4,
-        application_name: 'workflow-service-queue',
-        ...common,
-      });
+    : new PgBoss({ db: adapt(db), ...common });
   // Background loops report here instead of crashing the process.
   boss.on('error', (err) => options.log.error('queue error', { err }));
   await boss.start();
@@ -47,6 +43,15 @@ export async function startBoss(db: Db, options: BossOptions): Promise<PgBoss> {
   return boss;
 }
 
+/** pg-boss's database interface over ours: parameterised statements, or scripts of several. */
+function adapt(db: Queryable) {
+  return {
+    executeSql: async (text: string, values?: unknown[]) => ({
+      rows: values?.length ? await db.query(text, values) : await db.script(text),
+    }),
+  };
+}
+
 /**
  * Sends jobs inside the caller's transaction, so rows and their jobs commit together (or neither
  * does), and wakes idle runners when it commits. One statement for all the jobs.
@@ -57,9 +62,6 @@ export async function sendInTransaction(
   queue: string,
   jobs: { id: string; data: object; heartbeatSeconds?: number }[],
 ) {
-  const db = {
-    executeSql: async (text: string, values?: unknown[]) => ({ rows: await tx.query(text, values ?? []) }),
-  };
   await boss.insert(
     queue,
     jobs.map((j) => ({
@@ -67,7 +69,7 @@ export async function sendInTransaction(
       data: j.data,
       ...(j.heartbeatSeconds ? { heartbeatSeconds: j.heartbeatSeconds } : {}),
     })),
-    { db },
+    { db: adapt(tx) },
   );
   await tx.query('select pg_notify($1, $2)', [WAKE_CHANNEL, queue]);
 }

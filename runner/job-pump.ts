@@ -30,6 +30,7 @@ export async function startPump<T>(o: PumpOptions<T>): Promise<Pump> {
   let stopping = false;
   let fetching = false;
   let wakeAgain = false;
+  const refillBatch = Math.max(1, Math.floor(o.concurrency / 4));
 
   const fill = async () => {
     if (fetching) {
@@ -69,7 +70,9 @@ export async function startPump<T>(o: PumpOptions<T>): Promise<Pump> {
       await o.boss.fail(o.queue, job.id, { message: (err as Error).message }).catch(() => {});
     } finally {
       inFlight.delete(job.id);
-      if (!stopping) void fill();
+      // Pulling backlog one job per finished job would cost a fetch per job: refill once a batch of
+      // slots is free (or the pump ran dry). New jobs still start at once: their wake-up fills.
+      if (!stopping && (inFlight.size === 0 || o.concurrency - inFlight.size >= refillBatch)) void fill();
     }
   };
 

@@ -25,7 +25,6 @@ export async function startRunner(deps: {
 }): Promise<Runner> {
   const { db, config, log } = deps;
   const boss = await startBoss(db, {
-    ...(config.DATABASE_URL ? { databaseUrl: config.DATABASE_URL } : {}),
     log,
     heartbeatSeconds: config.QUEUE_HEARTBEAT_SECONDS,
     superviseIntervalSeconds: config.QUEUE_SUPERVISE_SECONDS,
@@ -66,8 +65,8 @@ export async function startRunner(deps: {
       await executions.stop(config.WORKFLOW_TIMEOUT_MS);
       shutdown.abort();
       await pool.destroy();
-      // close: false keeps a shared embedded database open for the rest of the process.
-      await boss.stop({ graceful: true, close: !db.pglite, timeout: 5_000 });
+      // close: false: the database is the service's own, closed last by its owner.
+      await boss.stop({ graceful: true, close: false, timeout: 5_000 });
     },
   };
 }

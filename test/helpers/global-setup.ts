@@ -26,7 +26,7 @@ export default async function setup(project: TestProject) {
     await admin.query(`create database ${template}`);
     const tpl = openPostgres(withDatabase(serverUrl, template), { max: 1 });
     await migrate(tpl);
-    await installQueues(tpl, withDatabase(serverUrl, template));
+    await installQueues(tpl);
     // A template with open connections cannot be copied.
     await tpl.close();
     project.provide('testDatabase', { kind: 'postgres', serverUrl, template });
@@ -55,11 +55,7 @@ export function withDatabase(serverUrl: string, database: string): string {
 }
 
 // pg-boss's schema and our queues go into the template too, so no test file pays for creating them.
-async function installQueues(db: Db, databaseUrl?: string) {
-  const boss = await startBoss(db, {
-    ...(databaseUrl ? { databaseUrl } : {}),
-    log: createLogger('silent'),
-    supervise: false,
-  });
-  await boss.stop({ graceful: false, close: !db.pglite });
+async function installQueues(db: Db) {
+  const boss = await startBoss(db, { log: createLogger('silent'), supervise: false });
+  await boss.stop({ graceful: false, close: false });
 }

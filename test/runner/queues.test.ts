@@ -13,12 +13,11 @@ let boss: PgBoss;
 beforeAll(async () => {
   tdb = await createTestDatabase();
   boss = await startBoss(tdb.db, {
-    ...(tdb.url ? { databaseUrl: tdb.url } : {}),
     log: createLogger('silent'),
   });
 });
 afterAll(async () => {
-  await boss.stop({ graceful: false, close: !tdb.db.pglite });
+  await boss.stop({ graceful: false, close: false });
   await tdb.close();
 });
 
@@ -42,11 +41,10 @@ it('hands a sent job to exactly one fetch, under the id it was sent with', async
 
 it('starts again on the same database without recreating anything', async () => {
   const again = await startBoss(tdb.db, {
-    ...(tdb.url ? { databaseUrl: tdb.url } : {}),
     log: createLogger('silent'),
   });
   expect(await ourQueues(again)).toEqual(Object.values(QUEUES).sort());
-  await again.stop({ graceful: false, close: !tdb.db.pglite });
+  await again.stop({ graceful: false, close: false });
 });
 
 // pg-boss keeps internal queues of its own (`__pgboss__…`).
