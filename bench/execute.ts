@@ -84,19 +84,45 @@ try {
   // The production topology: the API in this process, a runner in its own (each has a main thread).
   let runner = await spawnRunner();
 
-  const select1 = () => fetch(`${baselineServer.url}/select1`).then((r) => r.json());
-  const executeSync = async () => {
-    const res = await fetch(`${apiServer.url}/api/workflows/${wf.id}/execute`, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({ inputs: { name: 'Ada' } }),
-    });
-    const body = (await res.json()) as { success: boolean };
-    if (!body.success) throw new Error(`execution failed: ${JSON.stringify(body)}`);
+  const select1: Target = { url: `${baselineServer.url}/select1`, method: 'GET', headers: {} };
+  const executeSync: Target = {
+    url: `${apiServer.url}/api/workflows/${wf.id}/execute`,
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ inputs: { name: 'Ada' } }),
   };
-
-  await latencyRows('sync execute', executeSync, 'SELECT 1 route', select1);
-  await throughputRows('sync execute', executeSync, 'SELECT 1 route', select1);
+  for (const [name, concurrency] of [
+    ['p50/p99 at concurrency 1', 1],
+    ['at concurrency 64', 64],
+  ] as const) {
+    const count = concurrency === 1 ? SYNC_SAMPLES : SYNC_SAMPLES * 2;
+    const ours = await load(executeSync, count, concurrency);
+    const base = await load(select1, count, concurrency);
+    if (concurrency === 1) {
+      rows.push({
+        measure: 'sync execute p50 (ms)',
+        ours: ours.p50,
+        baselineName: 'SELECT 1 route',
+        baseline: base.p50,
+        higherIsBetter: false,
+      });
+      rows.push({
+        measure: 'sync execute p99 (ms)',
+        ours: ours.p99,
+        baselineName: 'SELECT 1 route',
+        baseline: base.p99,
+        higherIsBetter: false,
+      });
+    } else {
+      rows.push({
+        measure: `sync execute ${name} (req/s)`,
+        ours: ours.rate,
+        baselineName: 'SELECT 1 route',
+        baseline: base.rate,
+        higherIsBetter: true,
+      });
+    }
+  }
   await runner.stop();
 
   // Async drain: queue everything with no runner up, then time one runner emptying the queue.
@@ -187,63 +213,30 @@ async function spawnRunner() {
   };
 }
 
-async function latencyRows(
-  name: string,
-  op: () => Promise<unknown>,
-  baselineName: string,
-  baseline: () => Promise<unknown>,
-) {
-  const ours = await sampleLatency(op);
-  const base = await sampleLatency(baseline);
-  rows.push({
-    measure: `${name} p50 (ms)`,
-    ours: ours.p50,
-    baselineName,
-    baseline: base.p50,
-    higherIsBetter: false,
-  });
-  rows.push({
-    measure: `${name} p99 (ms)`,
-    ours: ours.p99,
-    baselineName,
-    baseline: base.p99,
-    higherIsBetter: false,
-  });
+interface Target {
+  url: string;
+  method: string;
+  headers: Record<string, string>;
+  body?: string;
 }
 
-async function sampleLatency(op: () => Promise<unknown>) {
-  for (let i = 0; i < 100; i++) await op();
-  const samples: number[] = [];
-  for (let i = 0; i < SYNC_SAMPLES; i++) {
-    const t = performance.now();
-    await op();
-    samples.push(performance.now() - t);
-  }
-  samples.sort((a, b) => a - b);
-  const at = (q: number) => samples[Math.min(samples.length - 1, Math.floor(q * samples.length))] as number;
-  return { p50: at(0.5), p99: at(0.99) };
-}
-
-async function throughputRows(
-  name: string,
-  op: () => Promise<unknown>,
-  baselineName: string,
-  baseline: () => Promise<unknown>,
-) {
-  const count = SYNC_SAMPLES * 2;
-  const rate = async (f: () => Promise<unknown>) => {
-    await runConcurrently(200, 64, f);
-    const t = performance.now();
-    await runConcurrently(count, 64, f);
-    return count / ((performance.now() - t) / 1000);
-  };
-  rows.push({
-    measure: `${name} at concurrency 64 (req/s)`,
-    ours: await rate(op),
-    baselineName,
-    baseline: await rate(baseline),
-    higherIsBetter: true,
+/** Runs bench/load.ts against a target in its own process and returns its figures. */
+async function load(
+  target: Target,
+  count: number,
+  concurrency: number,
+): Promise<{ rate: number; p50: number; p99: number }> {
+  const spec = JSON.stringify({ ...target, count, concurrency, warmup: Math.min(200, count) });
+  const child = spawn(process.execPath, [new URL('./load.ts', import.meta.url).pathname, spec], {
+    stdio: ['ignore', 'pipe', 'inherit'],
   });
+  let out = '';
+  child.stdout?.on('data', (d: Buffer) => {
+    out += d;
+  });
+  const code = await new Promise((r) => child.once('exit', r));
+  if (code !== 0) throw new Error(`load generator failed (${code})`);
+  return JSON.parse(out);
 }
 
 async function runConcurrently(count: number, concurrency: number, op: () => Promise<unknown>) {
