@@ -60,4 +60,3 @@ const mapServiceErrors = t.middleware(async ({ next, ctx, path }) => {
 
 export const router = t.router;
 export const procedure = t.procedure.use(mapServiceErrors);
-export const createCallerFactory = t.createCallerFactory;

@@ -1,13 +1,7 @@
 // The `limits` object of execution responses: the caller's rate-limit figures and spend against the
 // plan. Until live accounting lands (rate limits and usage issue) the figures are the plan's own,
 // with full buckets and nothing spent.
-import type { Queryable } from './client.ts';
-import { effectiveLimits, type Limits, type PlanName, type Rate } from './plans.ts';
-
-export async function executionLimits(db: Queryable, organizationId: string) {
-  const { plan, limits } = await effectiveLimits(db, organizationId);
-  return limitsObject(plan, limits);
-}
+import type { Limits, PlanName, Rate } from './plans.ts';
 
 export function limitsObject(plan: PlanName, limits: Limits) {
   const resetAt = new Date(Date.now() + 60_000).toISOString();

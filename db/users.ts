@@ -33,8 +33,3 @@ export async function createUser(db: Queryable, input: { name: string; email: st
 export async function listUsers(db: Queryable): Promise<User[]> {
   return (await db.query<UserRow>('select * from users order by created_at, id')).map(toUser);
 }
-
-export async function findUser(db: Queryable, userId: string): Promise<User | null> {
-  const [row] = await db.query<UserRow>('select * from users where id = $1', [userId]);
-  return row ? toUser(row) : null;
-}
