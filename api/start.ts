@@ -20,6 +20,7 @@ export async function startApi(deps: { db: Db; config: Config; log: Logger; queu
   const waiter = await startCompletionWaiter(db);
   return {
     app: createApp({ db, config, log, queue, waiter }),
+    queue,
     async close() {
       await waiter.close();
       await ownQueue?.stop({ graceful: false, close: false });

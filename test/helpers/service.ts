@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TRPCClientError } from '@trpc/client';
+import type { PgBoss } from 'pg-boss';
 import { createAdminApp } from '../../admin/app.ts';
 import { type AdminClient, createAdminClient } from '../../admin/client.ts';
 import type { ApiApp } from '../../api/app.ts';
@@ -28,6 +29,8 @@ export interface TestService {
   /** The raw Hono app, for requests call() does not shape (malformed bodies). */
   app: ApiApp;
   adminApp: ReturnType<typeof createAdminApp>;
+  /** The API's sender on the queues. */
+  queue: PgBoss;
   close(): Promise<void>;
 }
 
@@ -81,6 +84,7 @@ export async function startTestService(
     admin,
     app,
     adminApp,
+    queue: api.queue,
     async call(method, path, options = {}) {
       const url = new URL(path, 'http://api.test');
       for (const [k, v] of Object.entries(options.query ?? {}))
