@@ -11,8 +11,8 @@ import { openPglite } from '../db/client.ts';
 import { migrate } from '../db/migrate.ts';
 import { setOrganizationPlan } from '../db/organizations.ts';
 import { createLogger } from '../logger.ts';
-import { measure } from './measure.ts';
-import { printTable } from './table.ts';
+import { measure } from './lib/measure.ts';
+import { printTable } from './lib/table.ts';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'wfs-bench-'));
 const db = await openPglite();

@@ -18,7 +18,7 @@ import { createWorkflow, deployWorkflow } from '../db/workflows.ts';
 import { createLogger } from '../logger.ts';
 import { startBoss } from '../runner/boss.ts';
 import { listen } from '../serve.ts';
-import { printTable, type Row } from './table.ts';
+import { printTable, type Row } from './lib/table.ts';
 
 const SERVER = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const ASYNC_COUNT = Number(process.env.BENCH_ASYNC_COUNT ?? 10_000);
@@ -227,7 +227,7 @@ async function load(
   concurrency: number,
 ): Promise<{ rate: number; p50: number; p99: number }> {
   const spec = JSON.stringify({ ...target, count, concurrency, warmup: Math.min(200, count) });
-  const child = spawn(process.execPath, [new URL('./load.ts', import.meta.url).pathname, spec], {
+  const child = spawn(process.execPath, [new URL('./lib/load.ts', import.meta.url).pathname, spec], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let out = '';

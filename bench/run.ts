@@ -4,10 +4,11 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 
 const here = new URL('.', import.meta.url);
+// `npm run bench -- execute` runs only the benches whose file name contains the word.
 const only = process.argv[2];
+// Benches are the scripts at the top of this folder; what they share lives in lib/.
 const scripts = readdirSync(here).filter(
-  (f) =>
-    f.endsWith('.ts') && !['run.ts', 'measure.ts', 'table.ts'].includes(f) && (!only || f.includes(only)),
+  (f) => f.endsWith('.ts') && f !== 'run.ts' && (!only || f.includes(only)),
 );
 let failed = 0;
 for (const script of scripts) {
