@@ -2,6 +2,7 @@
 // that the actions of the foundation leave (only) the entries they should.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AuditLogEntry as Entry } from '../../db/audit-logs.ts';
 import {
   addPerson,
   createTenant,
@@ -9,19 +10,6 @@ import {
   type Tenant,
   type TestService,
 } from '../helpers/service.ts';
-
-interface Entry {
-  id: string;
-  action: string;
-  actorId: string | null;
-  actorName: string | null;
-  actorEmail: string | null;
-  resourceType: string;
-  resourceId: string | null;
-  workspaceId: string | null;
-  metadata: Record<string, unknown>;
-  createdAt: string;
-}
 
 type Query = Record<string, string | number | boolean | undefined>;
 
