@@ -1,8 +1,10 @@
 // The admin CLI: `npm run admin -- <router.procedure> '<json input>'` calls the admin plane through
-// the typed tRPC client and prints the answer as JSON. `npm run admin -- help` lists the procedures.
+// the typed tRPC client and prints the answer as JSON. `npm run admin -- help` lists the procedures;
+// `npm run admin -- deploy <file.json|yaml> <workspaceId> [name]` deploys a workflow file.
 import { TRPCClientError } from '@trpc/client';
 import { z } from 'zod';
-import { createAdminClient } from './client.ts';
+import { deployFile, UsageError } from './cli-deploy.ts';
+import { type AdminClient, createAdminClient } from './client.ts';
 import { adminRouter } from './router.ts';
 
 const cliEnv = z.object({
@@ -19,6 +21,7 @@ function procedures(): Map<string, ProcedureType> {
 }
 
 const USAGE = `usage: npm run admin -- <router.procedure> '<json input>'
+       npm run admin -- deploy <workflow.json|yaml> <workspaceId> [name]
        npm run admin -- help
        npm run admin            (serves the admin plane)`;
 
@@ -30,17 +33,37 @@ export async function runCli(args: string[], out = console.log, err = console.er
     out(`procedures:\n${[...all].map(([p, t]) => `  ${p} (${t})`).join('\n')}`);
     return path ? 0 : 2;
   }
-  const type = all.get(path);
-  if (!type) {
-    err(`Unknown procedure "${path}". Run: npm run admin -- help`);
-    return 2;
-  }
-  let input: unknown;
-  try {
-    input = json === undefined ? undefined : JSON.parse(json);
-  } catch {
-    err(`The input is not valid JSON: ${json}`);
-    return 2;
+  let call: (client: AdminClient) => Promise<unknown>;
+  if (path === 'deploy') {
+    const [, file, workspaceId, name] = args;
+    if (!file || !workspaceId) {
+      err(USAGE);
+      return 2;
+    }
+    call = (client) => deployFile(client, file, workspaceId, name);
+  } else {
+    const type = all.get(path);
+    if (!type) {
+      err(`Unknown procedure "${path}". Run: npm run admin -- help`);
+      return 2;
+    }
+    let input: unknown;
+    try {
+      input = json === undefined ? undefined : JSON.parse(json);
+    } catch {
+      err(`The input is not valid JSON: ${json}`);
+      return 2;
+    }
+    call = (client) => {
+      // The proxy client resolves `a.b` to the procedure; the router's own definition says which verb.
+      const target = path
+        .split('.')
+        .reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], client) as {
+        query(input: unknown): Promise<unknown>;
+        mutate(input: unknown): Promise<unknown>;
+      };
+      return type === 'query' ? target.query(input) : target.mutate(input);
+    };
   }
   const env = cliEnv.safeParse(Object.fromEntries(Object.entries(process.env).filter(([, v]) => v)));
   if (!env.success) {
@@ -49,19 +72,14 @@ export async function runCli(args: string[], out = console.log, err = console.er
     return 2;
   }
   const url = env.data.ADMIN_URL ?? `http://127.0.0.1:${env.data.ADMIN_PORT}/trpc`;
-  const client = createAdminClient({ url, token: env.data.ADMIN_TOKEN });
-  // The proxy client resolves `a.b` to the procedure; the router's own definition says which verb.
-  const target = path
-    .split('.')
-    .reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], client) as {
-    query(input: unknown): Promise<unknown>;
-    mutate(input: unknown): Promise<unknown>;
-  };
   try {
-    const result = type === 'query' ? await target.query(input) : await target.mutate(input);
-    out(JSON.stringify(result, null, 2));
+    out(JSON.stringify(await call(createAdminClient({ url, token: env.data.ADMIN_TOKEN })), null, 2));
     return 0;
   } catch (e) {
+    if (e instanceof UsageError) {
+      err(e.message);
+      return 2;
+    }
     // An answer from the server carries data (its code and status); a failed connection does not.
     if (e instanceof TRPCClientError && e.data) {
       const data = e.data as { code?: string; httpStatus?: number; details?: unknown } | undefined;

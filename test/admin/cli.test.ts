@@ -1,9 +1,12 @@
 // The admin CLI as an operator runs it: a child process calling the admin plane over real HTTP.
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Listening, listen } from '../../serve.ts';
-import { ADMIN_TOKEN, startTestService, type TestService } from '../helpers/service.ts';
+import { ADMIN_TOKEN, createTenant, startTestService, type TestService } from '../helpers/service.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -163,5 +166,63 @@ describe('admin CLI', () => {
     const res = await run('npm', ['run', '--silent', 'admin', '--', 'help']);
     expect(res.code).toBe(0);
     expect(res.stdout).toContain('orgs.list (query)');
+  });
+});
+
+describe('admin CLI deploy shortcut', () => {
+  it('creates and deploys a workflow from a YAML file, then deploys the next version from JSON', async () => {
+    const tenant = await createTenant(svc.admin);
+    const dir = mkdtempSync(join(tmpdir(), 'wfs-cli-'));
+    const yamlFile = join(dir, 'greeter.yaml');
+    writeFileSync(
+      yamlFile,
+      [
+        'description: Says hello',
+        'definition:',
+        '  blocks:',
+        '    - id: hi',
+        '      type: response',
+        '      data: hello',
+        '',
+      ].join('\n'),
+    );
+    const first = await cli(['deploy', yamlFile, tenant.workspace.id]);
+    expect(first.stderr).toBe('');
+    expect(JSON.parse(first.stdout)).toMatchObject({ name: 'greeter', created: true, version: 1 });
+
+    const jsonFile = join(dir, 'greeter.json');
+    writeFileSync(
+      jsonFile,
+      JSON.stringify({ blocks: [{ id: 'hi', type: 'response', data: 'hello again' }] }),
+    );
+    const second = await cli(['deploy', jsonFile, tenant.workspace.id]);
+    expect(JSON.parse(second.stdout)).toMatchObject({ name: 'greeter', created: false, version: 2 });
+    const [wf] = await svc.admin.workflows.list.query({ workspaceId: tenant.workspace.id });
+    expect(wf).toMatchObject({ name: 'greeter', description: 'Says hello', deployedVersion: 2 });
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('refuses a missing file, a bad file and an invalid definition with clear messages', async () => {
+    const tenant = await createTenant(svc.admin);
+    const dir = mkdtempSync(join(tmpdir(), 'wfs-cli-'));
+    const missing = await cli(['deploy', join(dir, 'nope.yaml'), tenant.workspace.id]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/Cannot read/);
+    const bad = join(dir, 'bad.yaml');
+    writeFileSync(bad, 'blocks: [unclosed');
+    const unparsable = await cli(['deploy', bad, tenant.workspace.id]);
+    expect(unparsable.code).toBe(2);
+    expect(unparsable.stderr).toMatch(/not valid JSON or YAML/);
+    const invalid = join(dir, 'invalid.json');
+    writeFileSync(invalid, JSON.stringify({ blocks: [{ id: 'x', type: 'teleport' }] }));
+    const refused = await cli(['deploy', invalid, tenant.workspace.id]);
+    expect(refused.code).toBe(1);
+    expect(JSON.parse(refused.stderr)).toMatchObject({
+      code: 'BAD_REQUEST',
+      details: [{ path: ['definition', 'blocks', 0, 'type'] }],
+    });
+    expect(await svc.admin.workflows.list.query({ workspaceId: tenant.workspace.id })).toEqual([]);
+    expect((await cli(['deploy'])).code).toBe(2);
+    rmSync(dir, { recursive: true, force: true });
   });
 });
