@@ -5,8 +5,11 @@ import type { Queryable } from './client.ts';
 
 export interface CachedVersion {
   definition: Definition;
-  /** Whether the definition names any `{{SECRET}}`: runs that do not need secrets skip loading them. */
-  usesSecrets: boolean;
+  /**
+   * Whether a run may read secrets: the definition names a `{{SECRET}}`, or runs child workflows,
+   * which may name their own. Runs that need none skip loading them.
+   */
+  needsSecrets: boolean;
 }
 
 export interface VersionCache {
@@ -30,10 +33,9 @@ export function createVersionCache(db: Queryable, max = 1000): VersionCache {
         [workflowId, version],
       );
       if (!row) return null;
-      const entry = {
-        definition: row.definition,
-        usesSecrets: /\{\{[A-Za-z_][A-Za-z0-9_]*\}\}/.test(JSON.stringify(row.definition)),
-      };
+      const text = JSON.stringify(row.definition);
+      const needsSecrets = /\{\{[A-Za-z_][A-Za-z0-9_]*\}\}/.test(text) || text.includes('"type":"workflow"');
+      const entry = { definition: row.definition, needsSecrets };
       entries.set(key, entry);
       if (entries.size > max) entries.delete(entries.keys().next().value as string);
       return entry;

@@ -231,30 +231,17 @@ export async function listVersions(db: Queryable, id: string) {
   }));
 }
 
-/** The deployed version of a workflow, for running: null when it is not deployed. */
-export async function loadDeployed(
+/** Which version of a workflow is deployed, and where: null when it is not deployed. */
+export async function deployedVersion(
   db: Queryable,
   workflowId: string,
-): Promise<{ workspaceId: string; organizationId: string; version: number; definition: Definition } | null> {
-  const [row] = await db.query<{
-    workspace_id: string;
-    organization_id: string;
-    version: number;
-    definition: Definition;
-  }>(
-    `select w.workspace_id, s.organization_id, v.version, v.definition
-       from workflows w join workspaces s on s.id = w.workspace_id
-       join workflow_versions v on v.workflow_id = w.id and v.version = w.deployed_version
-      where w.id = $1`,
+): Promise<{ workspaceId: string; version: number } | null> {
+  const [row] = await db.query<{ workspace_id: string; deployed_version: number | null }>(
+    'select workspace_id, deployed_version from workflows where id = $1',
     [workflowId],
   );
-  return row
-    ? {
-        workspaceId: row.workspace_id,
-        organizationId: row.organization_id,
-        version: row.version,
-        definition: row.definition,
-      }
+  return row && row.deployed_version !== null
+    ? { workspaceId: row.workspace_id, version: row.deployed_version }
     : null;
 }
 

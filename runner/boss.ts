@@ -39,7 +39,6 @@ export async function startBoss(db: Db, options: BossOptions): Promise<PgBoss> {
     heartbeatSeconds: options.heartbeatSeconds ?? 30,
     deadLetter: QUEUES.workflowExecuteDead,
   });
-  await boss.createQueue(QUEUES.knowledgeIngest, { retryLimit: 3, retryBackoff: true });
   return boss;
 }
 

@@ -4,7 +4,6 @@ export const QUEUES = {
   workflowExecute: 'workflow-execute',
   /** Executions whose job ran out of retries (its runners kept dying): marked failed here. */
   workflowExecuteDead: 'workflow-execute-dead',
-  knowledgeIngest: 'knowledge-ingest',
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
@@ -14,8 +13,4 @@ export const WAKE_CHANNEL = 'runner_wake';
 
 export interface WorkflowExecutePayload {
   executionId: string;
-}
-
-export interface KnowledgeIngestPayload {
-  documentId: string;
 }

@@ -13,7 +13,7 @@ import {
 } from '../db/executions.ts';
 import { loadSecrets } from '../db/secrets.ts';
 import { createVersionCache } from '../db/version-cache.ts';
-import { loadDeployed } from '../db/workflows.ts';
+import { deployedVersion } from '../db/workflows.ts';
 import type { Logger } from '../logger.ts';
 import type { RunnerSettings } from './blocks/block.ts';
 import { executeWorkflow } from './executor/execute.ts';
@@ -46,8 +46,10 @@ export function workflowJobHandler(deps: WorkflowJobDeps) {
     },
   );
   const loadChild = async (workspaceId: string, workflowId: string) => {
-    const d = await loadDeployed(db, workflowId);
-    return d && d.workspaceId === workspaceId ? d.definition : null;
+    const d = await deployedVersion(db, workflowId);
+    return d && d.workspaceId === workspaceId
+      ? ((await versions.get(workflowId, d.version))?.definition ?? null)
+      : null;
   };
   return async (job: Job<WorkflowExecutePayload>) => {
     const { executionId } = job.data;
@@ -61,8 +63,6 @@ export function workflowJobHandler(deps: WorkflowJobDeps) {
       await finishExecution({ id: executionId, attempt: claim.attempt, outcome });
       return;
     }
-    // Child workflows may use secrets their parent does not name, so those runs load them too.
-    const needsSecrets = version.usesSecrets || JSON.stringify(version.definition).includes('"workflow"');
     const result = await executeWorkflow(
       {
         executionId,
@@ -70,7 +70,9 @@ export function workflowJobHandler(deps: WorkflowJobDeps) {
         workflowId: claim.workflow_id,
         definition: version.definition,
         inputs: claim.inputs,
-        secrets: needsSecrets ? await loadSecrets(db, deps.encryptionKey, claim.workspace_id) : new Map(),
+        secrets: version.needsSecrets
+          ? await loadSecrets(db, deps.encryptionKey, claim.workspace_id)
+          : new Map(),
         depth: claim.depth,
         ...(deps.signal ? { signal: deps.signal } : {}),
       },

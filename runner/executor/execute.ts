@@ -307,7 +307,7 @@ function blockContext(
         );
       const child = await executeWorkflow(
         { ...req, workflowId, definition, inputs: checked.inputs, depth, signal },
-        { ...deps, defaultTimeoutMs: deps.defaultTimeoutMs },
+        deps,
       );
       span.children = child.spans;
       run.cost.total += child.blockCost;
