@@ -62,6 +62,8 @@ const envSchema = z.object({
   OPENAI_BASE_URL: z.url().optional(),
   OPENAI_API_KEY: z.string().min(1).optional(),
   RUN_MIGRATIONS: bool.default(true),
+  // Rate limits, spend limits and spend accounting; a self-hosted service may turn them off.
+  BILLING_ENABLED: bool.default(true),
 });
 
 export type Env = z.input<typeof envSchema>;

@@ -14,6 +14,8 @@ export interface ApiDeps {
   /** Sends jobs to the runners. */
   queue: PgBoss;
   waiter: CompletionWaiter;
+  /** Now, for rate limits and billing periods: tests move it instead of sleeping. */
+  clock: () => Date;
 }
 
 export type ApiEnv = {

@@ -8,7 +8,13 @@ import { startBoss } from '../runner/boss.ts';
 import { createApp } from './app.ts';
 import { startCompletionWaiter } from './completion-waiter.ts';
 
-export async function startApi(deps: { db: Db; config: Config; log: Logger; queue?: PgBoss }) {
+export async function startApi(deps: {
+  db: Db;
+  config: Config;
+  log: Logger;
+  queue?: PgBoss;
+  clock?: () => Date;
+}) {
   const { db, config, log } = deps;
   const ownQueue = deps.queue
     ? null
@@ -19,7 +25,7 @@ export async function startApi(deps: { db: Db; config: Config; log: Logger; queu
   const queue = deps.queue ?? (ownQueue as PgBoss);
   const waiter = await startCompletionWaiter(db);
   return {
-    app: createApp({ db, config, log, queue, waiter }),
+    app: createApp({ db, config, log, queue, waiter, clock: deps.clock ?? (() => new Date()) }),
     queue,
     async close() {
       await waiter.close();

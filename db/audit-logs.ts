@@ -18,20 +18,34 @@ export interface AuditEntryInput {
 }
 
 export async function recordAudit(tx: Queryable, actor: Actor, entry: AuditEntryInput): Promise<void> {
+  await recordAudits(tx, [{ actor, ...entry }]);
+}
+
+/** Records many entries in one statement: the hot path (workflow.execute) writes one per execution. */
+export async function recordAudits(
+  tx: Queryable,
+  entries: (AuditEntryInput & { actor: Actor })[],
+): Promise<void> {
+  if (!entries.length) return;
+  const col = <T>(f: (e: AuditEntryInput & { actor: Actor }) => T) => entries.map(f);
   await tx.query(
     `insert into audit_logs (organization_id, workspace_id, actor_id, actor_name, actor_email, action,
        resource_type, resource_id, metadata)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb)`,
+     select organization_id, workspace_id, actor_id, actor_name, actor_email, action, resource_type, resource_id,
+            metadata::jsonb
+       from unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+         $9::text[]) as t(organization_id, workspace_id, actor_id, actor_name, actor_email, action, resource_type,
+         resource_id, metadata)`,
     [
-      entry.organizationId,
-      entry.workspaceId ?? null,
-      actor.userId,
-      actor.name,
-      actor.userId ? actor.email : null,
-      entry.action,
-      entry.resourceType,
-      entry.resourceId ?? null,
-      JSON.stringify(entry.metadata ?? {}),
+      col((e) => e.organizationId),
+      col((e) => e.workspaceId ?? null),
+      col((e) => e.actor.userId),
+      col((e) => e.actor.name),
+      col((e) => (e.actor.userId ? e.actor.email : null)),
+      col((e) => e.action),
+      col((e) => e.resourceType),
+      col((e) => e.resourceId ?? null),
+      col((e) => JSON.stringify(e.metadata ?? {})),
     ],
   );
 }

@@ -41,6 +41,8 @@ export interface NewExecution {
   trigger: string;
   apiKeyId: string | null;
   billedUserId: string | null;
+  /** Whom the run's cost is added to ('user:<id>' or 'org:<id>'); null when billing is off. */
+  billingSubject: string | null;
   inputs: Record<string, unknown>;
 }
 
@@ -49,11 +51,13 @@ export async function insertExecutions(tx: Queryable, rows: NewExecution[]): Pro
   const col = <K extends keyof NewExecution>(k: K) => rows.map((r) => r[k]);
   const created = await tx.query<{ id: string; created_at: Date }>(
     `insert into executions (id, organization_id, workspace_id, workflow_id, version, mode, trigger, api_key_id,
-       billed_user_id, inputs)
-     select id, organization_id, workspace_id, workflow_id, version, mode, trigger, api_key_id, billed_user_id, inputs::jsonb
+       billed_user_id, billing_subject, inputs)
+     select id, organization_id, workspace_id, workflow_id, version, mode, trigger, api_key_id, billed_user_id,
+            billing_subject, inputs::jsonb
        from unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::int[], $6::text[], $7::text[], $8::uuid[],
-         $9::uuid[], $10::text[])
-         as t(id, organization_id, workspace_id, workflow_id, version, mode, trigger, api_key_id, billed_user_id, inputs)
+         $9::uuid[], $10::text[], $11::text[])
+         as t(id, organization_id, workspace_id, workflow_id, version, mode, trigger, api_key_id, billed_user_id,
+           billing_subject, inputs)
      returning id, created_at`,
     [
       col('id'),
@@ -65,6 +69,7 @@ export async function insertExecutions(tx: Queryable, rows: NewExecution[]): Pro
       col('trigger'),
       col('apiKeyId'),
       col('billedUserId'),
+      col('billingSubject'),
       rows.map((r) => JSON.stringify(r.inputs)),
     ],
   );
@@ -98,12 +103,30 @@ export async function claimExecutions(db: Queryable, ids: string[]): Promise<Map
   return new Map(rows.map((r) => [r.id, r]));
 }
 
+/** An execution's cost in US dollars, as its log entry shows it. */
+export interface ExecutionCost {
+  total: number;
+  /** The flat charge per execution. */
+  base: number;
+  tokens: { prompt: number; completion: number; total: number };
+  models: Record<
+    string,
+    {
+      input: number;
+      output: number;
+      total: number;
+      tokens: { prompt: number; completion: number; total: number };
+    }
+  >;
+}
+
 export interface ExecutionOutcome {
   status: 'completed' | 'failed';
   output?: unknown;
   error?: string;
   trace?: unknown;
-  cost?: unknown;
+  /** Added to the billed subject's spend, in the statement that records the outcome. */
+  cost?: ExecutionCost;
   /** When this attempt's execution started (from the claim). */
   startedAt: Date;
   endedAt: Date;
@@ -124,8 +147,10 @@ export interface DoneNotice {
 const MAX_NOTICE_BYTES = 7900;
 
 /**
- * Records results whose `attempt` still holds its execution, and notifies waiters, in one statement
- * for the whole batch. Returns the ids recorded; an id missing lost its execution to another attempt.
+ * Records results whose `attempt` still holds its execution, adds their cost to their billed
+ * subjects' spend for the period they ended in, and notifies waiters: one statement for the whole
+ * batch, so spend never misses nor double-counts a run. Returns the ids recorded; an id missing
+ * lost its execution to another attempt.
  */
 export async function finishExecutions(
   db: Queryable,
@@ -139,6 +164,7 @@ export async function finishExecutions(
     error: [] as (string | null)[],
     trace: [] as (string | null)[],
     cost: [] as (string | null)[],
+    costTotal: [] as number[],
     endedAt: [] as string[],
     notice: [] as string[],
   };
@@ -151,17 +177,27 @@ export async function finishExecutions(
     cols.error.push(outcome.error ?? null);
     cols.trace.push(outcome.trace === undefined ? null : JSON.stringify(outcome.trace));
     cols.cost.push(outcome.cost === undefined ? null : JSON.stringify(outcome.cost));
+    cols.costTotal.push(outcome.cost?.total ?? 0);
     cols.endedAt.push(outcome.endedAt.toISOString());
     cols.notice.push(notice(id, outcome, output));
   }
   const rows = await db.query<{ id: string }>(
     `with input as (
        select * from unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-         $8::timestamptz[], $9::text[]) as t(id, attempt, status, output, error, trace, cost, ended_at, notice)),
+         $8::timestamptz[], $9::text[], $11::numeric[])
+         as t(id, attempt, status, output, error, trace, cost, ended_at, notice, cost_total)),
      done as (
        update executions e set status = i.status, output = i.output::jsonb, error = i.error, trace = i.trace::jsonb,
          cost = i.cost::jsonb, ended_at = i.ended_at
-       from input i where e.id = i.id and e.attempt = i.attempt and e.status = 'processing' returning e.id, i.notice)
+       from input i where e.id = i.id and e.attempt = i.attempt and e.status = 'processing'
+       returning e.id, e.billing_subject, i.notice, i.cost_total, i.ended_at),
+     spent as (
+       insert into usage_periods as u (subject, period_start, cost, executions)
+       select billing_subject, date_trunc('month', ended_at at time zone 'UTC')::date, sum(cost_total), count(*)
+         from done where billing_subject is not null
+        group by 1, 2 order by 1, 2
+       on conflict (subject, period_start) do update
+         set cost = u.cost + excluded.cost, executions = u.executions + excluded.executions, updated_at = now())
      select id, pg_notify($10, notice) from done`,
     [
       cols.id,
@@ -174,6 +210,7 @@ export async function finishExecutions(
       cols.endedAt,
       cols.notice,
       EXECUTION_DONE_CHANNEL,
+      cols.costTotal,
     ],
   );
   return new Set(rows.map((r) => r.id));

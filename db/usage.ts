@@ -1,18 +1,232 @@
-// The `limits` object of execution responses: the caller's rate-limit figures and spend against the
-// plan. Until live accounting lands (rate limits and usage issue) the figures are the plan's own,
-// with full buckets and nothing spent.
-import type { Limits, PlanName, Rate } from './plans.ts';
+// Usage against the plan: whom use is billed to, spend per billing period, admission of new
+// executions (spend limit, then the rate limit of their mode), and the figures clients are shown:
+// the `limits` object of execution responses and the usage-limits record.
+import type { Principal } from './api-keys.ts';
+import type { Queryable } from './client.ts';
+import { type Limits, limitsOf, type PlanName, type QuotaOverrides } from './plans.ts';
+import {
+  type BucketFigures,
+  type BucketKind,
+  type BucketState,
+  bucketFigures,
+  fullBucket,
+  takeRateTokens,
+} from './rate-limits.ts';
 
-export function limitsObject(plan: PlanName, limits: Limits) {
-  const resetAt = new Date(Date.now() + 60_000).toISOString();
-  const bucket = (r: Rate) => ({
-    requestsPerMinute: r.requestsPerMinute,
-    maxBurst: r.maxBurst,
-    remaining: r.maxBurst,
-    resetAt,
+/** Every execution costs this much, in US dollars, before the model tokens it used. */
+export const COST_PER_EXECUTION = 0.005;
+
+/** Who pays for an organization's use, and under which plan and limits. */
+export interface BillingContext {
+  organizationId: string | null;
+  plan: PlanName;
+  limits: Limits;
+  /** 'user:<id>' on free and pro, 'org:<id>' on team and enterprise: the key of buckets and spend. */
+  subject: string;
+}
+
+/** Team and enterprise plans pool their members' use under the organization; others bill the user. */
+export function billingContext(
+  plan: PlanName,
+  overrides: QuotaOverrides | null,
+  organizationId: string | null,
+  billedUserId: string | null,
+): BillingContext {
+  const pooled = plan === 'team' || plan === 'enterprise' || billedUserId === null;
+  return {
+    organizationId,
+    plan,
+    limits: limitsOf(plan, overrides),
+    subject: pooled && organizationId ? `org:${organizationId}` : `user:${billedUserId}`,
+  };
+}
+
+/**
+ * The billing context of a key outside any one workspace (the /api/v1 bucket, the usage-limits
+ * record): a workspace key's is its workspace's organization; a personal key's is the best plan
+ * among the user's organizations (the user's own subscription), or free when there is none.
+ */
+export async function principalBillingContexts(
+  db: Queryable,
+  principals: Principal[],
+): Promise<BillingContext[]> {
+  const rows = await db.query<{
+    ord: number;
+    organization_id: string | null;
+    plan: PlanName | null;
+    overrides: QuotaOverrides | null;
+  }>(
+    `select t.ord::int as ord, o.id as organization_id, o.plan, q.overrides
+       from unnest($1::uuid[], $2::uuid[]) with ordinality as t(user_id, workspace_id, ord)
+       left join lateral (
+         select o.* from organizations o
+          where o.id = (select w.organization_id from workspaces w where w.id = t.workspace_id)
+             or (t.workspace_id is null and o.id in (
+                  select m.organization_id from members m where m.user_id = t.user_id and m.departed_at is null))
+          order by array_position(array['enterprise', 'team', 'pro', 'free'], o.plan), o.created_at, o.id
+          limit 1) o on true
+       left join quota_overrides q on q.organization_id = o.id`,
+    [
+      principals.map((p) => (p.type === 'personal' ? p.userId : null)),
+      principals.map((p) => (p.type === 'workspace' ? p.workspaceId : null)),
+    ],
+  );
+  const byOrd = new Map(rows.map((r) => [r.ord, r]));
+  return principals.map((p, i) => {
+    const row = byOrd.get(i + 1);
+    const billedUserId = p.type === 'personal' ? p.userId : p.billedUserId;
+    return billingContext(
+      row?.plan ?? 'free',
+      row?.overrides ?? null,
+      row?.organization_id ?? null,
+      billedUserId,
+    );
+  });
+}
+
+/** The billing period an instant falls in: its calendar month, UTC. */
+export function billingPeriod(now: Date): { start: Date; end: Date } {
+  return {
+    start: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)),
+    end: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)),
+  };
+}
+
+/** Each subject's spend in the billing period of `now`, in dollars (0 when nothing was spent). */
+export async function periodSpend(
+  db: Queryable,
+  subjects: string[],
+  now: Date,
+): Promise<Map<string, number>> {
+  const distinct = [...new Set(subjects)];
+  const rows = await db.query<{ subject: string; cost: string }>(
+    'select subject, cost from usage_periods where subject = any($1::text[]) and period_start = $2::date',
+    [distinct, billingPeriod(now).start.toISOString().slice(0, 10)],
+  );
+  const spend = new Map(distinct.map((s) => [s, 0]));
+  for (const r of rows) spend.set(r.subject, Number(r.cost));
+  return spend;
+}
+
+/**
+ * Storage used by a billed subject, in bytes: files and knowledge documents. Neither exists yet, so
+ * nothing is stored; their issues add their sizes here.
+ */
+export async function storageUsedBytes(_db: Queryable, _subject: string): Promise<number> {
+  return 0;
+}
+
+/** The `limits` object of every execution response. */
+export function limitsObject(
+  ctx: BillingContext,
+  buckets: { sync: BucketFigures; async: BucketFigures },
+  spend: number,
+) {
+  const bucket = (f: BucketFigures) => ({
+    requestsPerMinute: f.requestsPerMinute,
+    maxBurst: f.maxBurst,
+    remaining: f.remaining,
+    resetAt: f.resetAt.toISOString(),
   });
   return {
-    workflowExecutionRateLimit: { sync: bucket(limits.sync), async: bucket(limits.async) },
-    usage: { currentPeriodCost: 0, limit: limits.usageLimit, plan, isExceeded: false },
+    workflowExecutionRateLimit: { sync: bucket(buckets.sync), async: bucket(buckets.async) },
+    usage: {
+      currentPeriodCost: roundCents(spend),
+      limit: ctx.limits.usageLimit,
+      plan: ctx.plan,
+      isExceeded: spend >= ctx.limits.usageLimit,
+    },
+  };
+}
+export type LimitsObject = ReturnType<typeof limitsObject>;
+
+// Spend is kept to the nanodollar; clients are shown it to a millionth of a dollar.
+const roundCents = (dollars: number) => Math.round(dollars * 1e6) / 1e6;
+
+export interface ExecutionRequest {
+  ctx: BillingContext;
+  mode: 'sync' | 'async';
+}
+
+export type Admission =
+  | { admitted: true; limits: LimitsObject; bucket: BucketFigures }
+  | { admitted: false; status: 402 | 429; error: string; limits: LimitsObject; bucket: BucketFigures };
+
+/**
+ * Decides whether new executions may start: refused with 402 when the subject's spend has reached
+ * its limit (no token is taken then), else with 429 when its bucket for the mode is empty. Two
+ * statements for the whole batch. Run it in the transaction that inserts the admitted executions,
+ * so tokens are only spent on executions that exist.
+ */
+export async function admitExecutions(
+  tx: Queryable,
+  requests: ExecutionRequest[],
+  now: Date,
+): Promise<Admission[]> {
+  const spend = await periodSpend(
+    tx,
+    requests.map((r) => r.ctx.subject),
+    now,
+  );
+  const exceeded = requests.map((r) => (spend.get(r.ctx.subject) ?? 0) >= r.ctx.limits.usageLimit);
+  const other = (mode: 'sync' | 'async'): BucketKind => (mode === 'sync' ? 'async' : 'sync');
+  // Each request takes from its mode's bucket and reads the other, for the limits object.
+  const states = await takeRateTokens(
+    tx,
+    requests.flatMap((r, i) => [
+      { subject: r.ctx.subject, kind: r.mode, rate: r.ctx.limits[r.mode], wanted: exceeded[i] ? 0 : 1 },
+      { subject: r.ctx.subject, kind: other(r.mode), rate: r.ctx.limits[other(r.mode)], wanted: 0 },
+    ]),
+    now,
+  );
+  return requests.map((r, i): Admission => {
+    const own = states[2 * i];
+    const peer = states[2 * i + 1];
+    if (!own || !peer) throw new Error('takeRateTokens answered fewer states than asked');
+    const bucket = bucketFigures(own);
+    const figures = { [r.mode]: bucket, [other(r.mode)]: bucketFigures(peer) } as {
+      sync: BucketFigures;
+      async: BucketFigures;
+    };
+    const spent = spend.get(r.ctx.subject) ?? 0;
+    const limits = limitsObject(r.ctx, figures, spent);
+    if (exceeded[i]) {
+      const error = `Usage limit exceeded: $${limits.usage.currentPeriodCost} spent of $${r.ctx.limits.usageLimit} this billing period (${r.ctx.plan} plan)`;
+      return { admitted: false, status: 402, error, limits, bucket };
+    }
+    if (own.granted < 1) {
+      const error = `Rate limit exceeded for ${r.mode} executions: ${bucket.requestsPerMinute} per minute (${r.ctx.plan} plan); retry in ${bucket.retryAfterSeconds} s`;
+      return { admitted: false, status: 429, error, limits, bucket };
+    }
+    return { admitted: true, limits, bucket };
+  });
+}
+
+/** Admission when billing is off: everything passes; the limits shown are the plan's, unspent. */
+export function admitUnmetered(requests: ExecutionRequest[], now: Date): Admission[] {
+  return requests.map((r) => {
+    const buckets = { sync: fullBucket(r.ctx.limits.sync, now), async: fullBucket(r.ctx.limits.async, now) };
+    return { admitted: true, limits: limitsObject(r.ctx, buckets, 0), bucket: buckets[r.mode] };
+  });
+}
+
+/** A subject's standing now: both execution buckets (read, not drawn from), spend and storage. */
+export async function currentUsage(db: Queryable, ctx: BillingContext, now: Date) {
+  const [sync, async] = await takeRateTokens(
+    db,
+    (['sync', 'async'] as const).map((kind) => ({
+      subject: ctx.subject,
+      kind,
+      rate: ctx.limits[kind],
+      wanted: 0,
+    })),
+    now,
+  );
+  const spend = (await periodSpend(db, [ctx.subject], now)).get(ctx.subject) ?? 0;
+  return {
+    buckets: { sync: bucketFigures(sync as BucketState), async: bucketFigures(async as BucketState) },
+    spend: roundCents(spend),
+    period: billingPeriod(now),
+    storageUsedBytes: await storageUsedBytes(db, ctx.subject),
   };
 }

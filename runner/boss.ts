@@ -61,6 +61,7 @@ export async function sendInTransaction(
   queue: string,
   jobs: { id: string; data: object; heartbeatSeconds?: number }[],
 ) {
+  if (!jobs.length) return;
   await boss.insert(
     queue,
     jobs.map((j) => ({

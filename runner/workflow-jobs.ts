@@ -16,6 +16,7 @@ import { createVersionCache } from '../db/version-cache.ts';
 import { deployedVersion } from '../db/workflows.ts';
 import type { Logger } from '../logger.ts';
 import type { RunnerSettings } from './blocks/block.ts';
+import { executionCost } from './execution-cost.ts';
 import { executeWorkflow } from './executor/execute.ts';
 import type { FunctionPool } from './pool.ts';
 import type { WorkflowExecutePayload } from './queues.ts';
@@ -90,7 +91,7 @@ export function workflowJobHandler(deps: WorkflowJobDeps) {
         status: result.success ? 'completed' : 'failed',
         ...(result.success ? { output: result.output } : { error: result.error }),
         trace: result.spans,
-        cost: { total: result.blockCost, models: result.models },
+        cost: executionCost(result.models),
         startedAt,
         endedAt: result.endedAt,
       },

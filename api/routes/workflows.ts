@@ -3,18 +3,25 @@
 // original API may send `X-Execution-Mode: async`, and the inputs as the body itself or `{input}`.
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { authorizeLoadedResource } from '../../db/access.ts';
+import { actorOf, authorizeLoadedResource } from '../../db/access.ts';
+import { type Actor, recordAudits } from '../../db/audit-logs.ts';
 import { createBatcher } from '../../db/batcher.ts';
 import { invalidField, notFound, ServiceError } from '../../db/errors.ts';
 import { type DoneNotice, getExecution, insertExecutions, type NewExecution } from '../../db/executions.ts';
-import { limitsOf } from '../../db/plans.ts';
-import { limitsObject } from '../../db/usage.ts';
+import {
+  type Admission,
+  admitExecutions,
+  admitUnmetered,
+  type BillingContext,
+  billingContext,
+} from '../../db/usage.ts';
 import { createVersionCache } from '../../db/version-cache.ts';
 import { loadExecutionTargets } from '../../db/workflows.ts';
 import { sendInTransaction } from '../../runner/boss.ts';
 import { checkInputs } from '../../runner/executor/inputs.ts';
 import { QUEUES } from '../../runner/queues.ts';
 import type { ApiDeps, ApiEnv } from '../context.ts';
+import { rateLimitHeaders } from '../middleware/rate-limit.ts';
 import { jsonBody } from '../middleware/validate.ts';
 import { jobRecord } from './jobs.ts';
 
@@ -41,22 +48,63 @@ function inputsOf(body: z.output<typeof executeBody>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(body).filter(([k]) => !CONTROL_FIELDS.includes(k)));
 }
 
-export function workflowRoutes({ db, config, queue, waiter }: ApiDeps) {
+interface ExecutionRequest {
+  execution: NewExecution;
+  ctx: BillingContext;
+  actor: Actor;
+}
+
+export function workflowRoutes({ db, config, queue, waiter, clock }: ApiDeps) {
   const versions = createVersionCache(db);
   const loadTarget = createBatcher((wanted: { workflowId: string; userId: string | null }[]) =>
     loadExecutionTargets(db, wanted),
   );
-  // Executions requested together are inserted and sent together: one transaction per batch.
-  const enqueue = createBatcher((rows: NewExecution[]) =>
+  // Executions requested together are admitted, inserted, audited and sent together: one
+  // transaction per batch. Tokens and spend are judged inside it, so a refused or rolled-back
+  // request costs nothing and an admitted one always exists.
+  const enqueue = createBatcher((requests: ExecutionRequest[]) =>
     db.transaction(async (tx) => {
-      const created = await insertExecutions(tx, rows);
-      const jobs = rows.map((r) => ({
-        id: r.id,
-        data: { executionId: r.id },
-        heartbeatSeconds: config.QUEUE_HEARTBEAT_SECONDS,
+      const now = clock();
+      const admissions: Admission[] = config.BILLING_ENABLED
+        ? await admitExecutions(
+            tx,
+            requests.map((r) => ({ ctx: r.ctx, mode: r.execution.mode })),
+            now,
+          )
+        : admitUnmetered(
+            requests.map((r) => ({ ctx: r.ctx, mode: r.execution.mode })),
+            now,
+          );
+      const admitted = requests.filter((_, i) => admissions[i]?.admitted).map((r) => r.execution);
+      const created = admitted.length ? await insertExecutions(tx, admitted) : new Map<string, Date>();
+      await recordAudits(
+        tx,
+        requests
+          .filter((_, i) => admissions[i]?.admitted)
+          .map((r) => ({
+            actor: r.actor,
+            organizationId: r.execution.organizationId,
+            workspaceId: r.execution.workspaceId,
+            action: 'workflow.execute' as const,
+            resourceType: 'workflow',
+            resourceId: r.execution.workflowId,
+            metadata: { executionId: r.execution.id, mode: r.execution.mode, trigger: r.execution.trigger },
+          })),
+      );
+      await sendInTransaction(
+        queue,
+        tx,
+        QUEUES.workflowExecute,
+        admitted.map((r) => ({
+          id: r.id,
+          data: { executionId: r.id },
+          heartbeatSeconds: config.QUEUE_HEARTBEAT_SECONDS,
+        })),
+      );
+      return requests.map((r, i) => ({
+        admission: admissions[i] as Admission,
+        createdAt: created.get(r.execution.id) ?? null,
       }));
-      await sendInTransaction(queue, tx, QUEUES.workflowExecute, jobs);
-      return rows.map((r) => created.get(r.id) as Date);
     }),
   );
   /** The result of a finished execution read from its row; null while it is not finished. */
@@ -100,34 +148,54 @@ export function workflowRoutes({ db, config, queue, waiter }: ApiDeps) {
     const isAsync = body.async === true || c.req.header('x-execution-mode')?.toLowerCase() === 'async';
 
     const executionId = crypto.randomUUID();
+    const mode = isAsync ? 'async' : 'sync';
+    const billedUserId = principal.type === 'personal' ? principal.userId : principal.billedUserId;
+    const ctx = billingContext(target.plan, target.overrides, access.workspace.organization_id, billedUserId);
     // Registered before the job exists, so the runner's notice cannot come too early to be heard.
     const wait = isAsync ? null : waiter.wait(executionId, config.SYNC_WAIT_TIMEOUT_MS);
-    let createdAt: Date;
+    let enqueued: Awaited<ReturnType<typeof enqueue>>;
     try {
-      createdAt = await enqueue({
-        id: executionId,
-        organizationId: access.workspace.organization_id,
-        workspaceId: access.workspace.id,
-        workflowId: id,
-        version,
-        mode: isAsync ? 'async' : 'sync',
-        trigger: 'api',
-        apiKeyId: principal.keyId,
-        billedUserId: principal.type === 'personal' ? principal.userId : principal.billedUserId,
-        inputs: checked.inputs,
+      enqueued = await enqueue({
+        ctx,
+        actor: actorOf(principal),
+        execution: {
+          id: executionId,
+          organizationId: access.workspace.organization_id,
+          workspaceId: access.workspace.id,
+          workflowId: id,
+          version,
+          mode,
+          trigger: 'api',
+          apiKeyId: principal.keyId,
+          billedUserId,
+          billingSubject: config.BILLING_ENABLED ? ctx.subject : null,
+          inputs: checked.inputs,
+        },
       });
     } catch (err) {
       wait?.cancel();
       throw err;
     }
-    const limits = limitsObject(target.plan, limitsOf(target.plan, target.overrides));
+    const { admission, createdAt } = enqueued;
+    if (config.BILLING_ENABLED) {
+      for (const [k, v] of Object.entries(rateLimitHeaders(admission.bucket))) c.header(k, v);
+    }
+    if (!admission.admitted) {
+      wait?.cancel();
+      throw new ServiceError(admission.status, admission.error, {
+        ...(admission.status === 429
+          ? { headers: { 'Retry-After': String(Math.max(1, admission.bucket.retryAfterSeconds)) } }
+          : {}),
+      });
+    }
+    const limits = admission.limits;
     if (!wait) {
       return c.json(
         {
           success: true,
           taskId: executionId,
           status: 'queued',
-          createdAt: createdAt.toISOString(),
+          createdAt: (createdAt as Date).toISOString(),
           links: { status: `/api/jobs/${executionId}` },
           limits,
         },

@@ -32,6 +32,7 @@ it('fails an execution whose job was dead-lettered, with a clear error', async (
       trigger: 'api',
       apiKeyId: null,
       billedUserId: tenant.user.id,
+      billingSubject: `user:${tenant.user.id}`,
       inputs: {},
     },
   ]);

@@ -32,9 +32,22 @@ it('deploys and executes the default agent workflow of a new workspace', async (
     output: { content: 'echo: hi there', model: 'gpt-4o-mini' },
   });
   expect(chat.requests.at(-1)?.messages.map((m) => m.role)).toEqual(['system', 'user']);
-  const [row] = await svc.db.query<{
-    cost: { total: number; models: Record<string, { promptTokens: number }> };
-  }>('select cost from executions where id = $1', [res.body.executionId]);
-  expect(row?.cost.total).toBeGreaterThan(0);
-  expect(row?.cost.models['gpt-4o-mini']?.promptTokens).toBe(20);
+  // The log's cost: the flat $0.005 plus gpt-4o-mini's 20 prompt tokens at $0.15/M and 5
+  // completion tokens at $0.60/M.
+  const [row] = await svc.db.query<{ cost: unknown }>('select cost from executions where id = $1', [
+    res.body.executionId,
+  ]);
+  expect(row?.cost).toEqual({
+    total: 0.005006,
+    base: 0.005,
+    tokens: { prompt: 20, completion: 5, total: 25 },
+    models: {
+      'gpt-4o-mini': {
+        input: 0.000003,
+        output: 0.000003,
+        total: 0.000006,
+        tokens: { prompt: 20, completion: 5, total: 25 },
+      },
+    },
+  });
 });

@@ -50,11 +50,12 @@ export interface ApiResponse {
 
 /**
  * The service on a disposable database. With `runner: true` a runner works the queues in this
- * process (function pool included), so executions run end to end.
+ * process (function pool included), so executions run end to end. `clock` replaces the API's "now"
+ * (rate-limit refill, billing periods), so tests move time instead of sleeping.
  */
 export async function startTestService(
   env: Env = {},
-  options: { runner?: boolean } = {},
+  options: { runner?: boolean; clock?: () => Date } = {},
 ): Promise<TestService> {
   const tdb = await createTestDatabase();
   const dataDir = mkdtempSync(join(tmpdir(), 'wfs-data-'));
@@ -69,7 +70,13 @@ export async function startTestService(
   const encryptionKey = config.ENCRYPTION_KEY as Buffer;
   const log = createLogger(config.LOG_LEVEL);
   const runner = options.runner ? await startRunner({ db: tdb.db, config, log, encryptionKey }) : null;
-  const api = await startApi({ db: tdb.db, config, log, ...(runner ? { queue: runner.boss } : {}) });
+  const api = await startApi({
+    db: tdb.db,
+    config,
+    log,
+    ...(runner ? { queue: runner.boss } : {}),
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
   const app = api.app;
   const adminApp = createAdminApp({ db: tdb.db, config, log, encryptionKey });
   const admin = createAdminClient({

@@ -1,0 +1,102 @@
+// Token-bucket rate limits kept in Postgres, so every API process draws from the same buckets.
+// A bucket holds up to maxBurst tokens and refills at requestsPerMinute; each request takes one.
+// The arithmetic runs in the database (take_rate_tokens, migration 0003) under the bucket's row
+// lock: of a burst of concurrent requests, exactly as many pass as there were tokens.
+import type { Queryable } from './client.ts';
+import type { Rate } from './plans.ts';
+
+/** The buckets a billed subject has: sync and async executions, and the /api/v1 endpoints. */
+export type BucketKind = 'sync' | 'async' | 'api';
+
+export interface TokenRequest {
+  /** The billed subject ('user:<id>' or 'org:<id>'). */
+  subject: string;
+  kind: BucketKind;
+  rate: Rate;
+  /** Tokens to take; 0 only reads the bucket. */
+  wanted: number;
+}
+
+/** A bucket after a take: how many of the wanted tokens it gave, and what it holds now. */
+export interface BucketState {
+  granted: number;
+  rate: Rate;
+  /** Tokens left (fractional: refill is continuous). */
+  tokens: number;
+  /** The moment `tokens` was computed for. */
+  asOf: Date;
+}
+
+/** What a client is told about a bucket: the figures of the limits object and the headers. */
+export interface BucketFigures {
+  requestsPerMinute: number;
+  maxBurst: number;
+  /** Whole requests that would pass now. */
+  remaining: number;
+  /** When the bucket is full again. */
+  resetAt: Date;
+  /** Seconds until one more request would pass (0 when one would pass now). */
+  retryAfterSeconds: number;
+}
+
+export const bucketKey = (subject: string, kind: BucketKind) => `${subject}:${kind}`;
+
+const perMs = (rate: Rate) => rate.requestsPerMinute / 60_000;
+
+/**
+ * Takes tokens for many requests in one statement. Requests for the same bucket are summed and
+ * granted in the order given: `take(...)[i].granted` says how many of request i's tokens it got.
+ */
+export async function takeRateTokens(
+  db: Queryable,
+  requests: TokenRequest[],
+  now: Date,
+): Promise<BucketState[]> {
+  const byKey = new Map<string, { rate: Rate; wanted: number }>();
+  for (const r of requests) {
+    const key = bucketKey(r.subject, r.kind);
+    const entry = byKey.get(key);
+    // One bucket, one rate: the last word on a subject's plan wins within a batch.
+    if (entry) entry.wanted += r.wanted;
+    else byKey.set(key, { rate: r.rate, wanted: r.wanted });
+  }
+  // Sorted, so two batches lock shared buckets in the same order and never deadlock.
+  const keys = [...byKey.keys()].sort();
+  const rows = await db.query<{ bucket_key: string; granted: number; remaining: number; as_of: Date }>(
+    'select bucket_key, granted, remaining, as_of from take_rate_tokens($1::text[], $2::float8[], $3::float8[], $4::int[], $5)',
+    [
+      keys,
+      keys.map((k) => byKey.get(k)?.rate.maxBurst),
+      keys.map((k) => perMs(byKey.get(k)?.rate as Rate)),
+      keys.map((k) => byKey.get(k)?.wanted),
+      now,
+    ],
+  );
+  const left = new Map(rows.map((r) => [r.bucket_key, { ...r, unhanded: r.granted }]));
+  return requests.map((r) => {
+    const row = left.get(bucketKey(r.subject, r.kind));
+    if (!row) throw new Error(`take_rate_tokens returned no row for ${bucketKey(r.subject, r.kind)}`);
+    const granted = Math.min(r.wanted, row.unhanded);
+    row.unhanded -= granted;
+    return { granted, rate: r.rate, tokens: row.remaining, asOf: row.as_of };
+  });
+}
+
+/** The client-facing figures of a bucket's state. */
+export function bucketFigures(state: Pick<BucketState, 'rate' | 'tokens' | 'asOf'>): BucketFigures {
+  const { rate, tokens, asOf } = state;
+  const msToFull = Math.max(0, rate.maxBurst - tokens) / perMs(rate);
+  const msToNext = tokens >= 1 ? 0 : (1 - tokens) / perMs(rate);
+  return {
+    requestsPerMinute: rate.requestsPerMinute,
+    maxBurst: rate.maxBurst,
+    remaining: Math.floor(tokens),
+    resetAt: new Date(asOf.getTime() + Math.ceil(msToFull)),
+    retryAfterSeconds: Math.ceil(msToNext / 1000),
+  };
+}
+
+/** The figures of a bucket nobody has drawn from: full. */
+export function fullBucket(rate: Rate, now: Date): BucketFigures {
+  return bucketFigures({ rate, tokens: rate.maxBurst, asOf: now });
+}
