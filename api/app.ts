@@ -5,8 +5,11 @@ import type { ApiDeps, ApiEnv } from './context.ts';
 import { apiKeyAuth } from './middleware/auth.ts';
 import { jsonBodyLimit } from './middleware/body-limit.ts';
 import { errorHandler, notFoundHandler } from './middleware/errors.ts';
+import { apiRateLimit } from './middleware/rate-limit.ts';
 import { auditLogRoutes } from './routes/audit-logs.ts';
 import { jobRoutes } from './routes/jobs.ts';
+import { logRoutes } from './routes/logs.ts';
+import { usageLimitRoutes } from './routes/usage-limits.ts';
 import { workflowRoutes } from './routes/workflows.ts';
 import { workspaceRoutes } from './routes/workspaces.ts';
 
@@ -18,10 +21,15 @@ export function createApp(deps: ApiDeps) {
   app.get('/health', (c) => c.json({ status: 'ok' }));
   app.use('/api/*', apiKeyAuth(deps.db));
   app.use('/api/*', jsonBodyLimit());
+  // Execute judges its own buckets as it admits executions; the rest share the `api` bucket.
+  const rateLimit = apiRateLimit(deps);
+  for (const path of ['/api/v1/*', '/api/jobs/*', '/api/users/*']) app.use(path, rateLimit);
   app.route('/api/v1/workspaces', workspaceRoutes(deps));
   app.route('/api/v1/audit-logs', auditLogRoutes(deps));
+  app.route('/api/v1/logs', logRoutes(deps));
   app.route('/api/workflows', workflowRoutes(deps));
   app.route('/api/jobs', jobRoutes(deps));
+  app.route('/api/users/me/usage-limits', usageLimitRoutes(deps));
   return app;
 }
 

@@ -3,12 +3,10 @@
 // entry with its workflow, execution data and cost behind GET /api/v1/logs/{id}.
 import type { Queryable } from './client.ts';
 import { invalidField } from './errors.ts';
+import type { ExecutionCost } from './executions.ts';
 import type { WorkspacePermission, WorkspaceRow } from './workspaces.ts';
 
 export type LogLevel = 'info' | 'error';
-
-/** The cost of a run as the runner records it ({total, base, tokens, models}); only `total` is sure. */
-export type CostBreakdown = { total: number } & Record<string, unknown>;
 
 export interface LogEntry {
   id: string;
@@ -24,7 +22,7 @@ export interface LogEntry {
 }
 
 export interface LogEntryDetail extends Omit<LogEntry, 'cost'> {
-  cost: CostBreakdown;
+  cost: ExecutionCost;
   workflow: { id: string; name: string; description: string };
   executionData: {
     traceSpans: unknown[];
@@ -78,7 +76,7 @@ type EntryRow = {
 };
 
 type DetailRow = EntryRow & {
-  cost: CostBreakdown | null;
+  cost: ExecutionCost | null;
   inputs: Record<string, unknown>;
   output: unknown;
   error: string | null;
@@ -88,7 +86,7 @@ type DetailRow = EntryRow & {
 };
 
 // Rows written before the runner recorded cost (or runs that never reached it) cost nothing known.
-const NO_COST: CostBreakdown = {
+const NO_COST: ExecutionCost = {
   total: 0,
   base: 0,
   tokens: { prompt: 0, completion: 0, total: 0 },
@@ -188,7 +186,8 @@ export async function listExecutionLogs(
   if (q.cursor) {
     const c = decodeCursor(q.cursor);
     params.push(c.t, c.id);
-    where.push(`(e.created_at, e.id) < ($${params.length - 1}::timestamptz, $${params.length}::uuid)`);
+    // Bound as text: postgres.js sends a timestamptz parameter through Date, which drops microseconds.
+    where.push(`(e.created_at, e.id) < ($${params.length - 1}::text::timestamptz, $${params.length}::uuid)`);
   }
   params.push(q.limit + 1);
   const rows = await db.query<

@@ -17,7 +17,7 @@ export interface TokenRequest {
   wanted: number;
 }
 
-/** A bucket after a take: how many of the wanted tokens it gave, and what it holds now. */
+/** A bucket after a take: how many of the wanted tokens it gave, and what it held after giving them. */
 export interface BucketState {
   granted: number;
   rate: Rate;
@@ -78,7 +78,8 @@ export async function takeRateTokens(
     if (!row) throw new Error(`take_rate_tokens returned no row for ${bucketKey(r.subject, r.kind)}`);
     const granted = Math.min(r.wanted, row.unhanded);
     row.unhanded -= granted;
-    return { granted, rate: r.rate, tokens: row.remaining, asOf: row.as_of };
+    // As this request sees it: what the bucket held once it, and those before it, took theirs.
+    return { granted, rate: r.rate, tokens: row.remaining + row.unhanded, asOf: row.as_of };
   });
 }
 

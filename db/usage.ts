@@ -116,11 +116,11 @@ export async function storageUsedBytes(_db: Queryable, _subject: string): Promis
   return 0;
 }
 
-/** The `limits` object of every execution response. */
+/** The `limits` object of every execution response; spend null when billing is off (never exceeded). */
 export function limitsObject(
   ctx: BillingContext,
   buckets: { sync: BucketFigures; async: BucketFigures },
-  spend: number,
+  spend: number | null,
 ) {
   const bucket = (f: BucketFigures) => ({
     requestsPerMinute: f.requestsPerMinute,
@@ -131,17 +131,17 @@ export function limitsObject(
   return {
     workflowExecutionRateLimit: { sync: bucket(buckets.sync), async: bucket(buckets.async) },
     usage: {
-      currentPeriodCost: roundCents(spend),
+      currentPeriodCost: roundMicro(spend ?? 0),
       limit: ctx.limits.usageLimit,
       plan: ctx.plan,
-      isExceeded: spend >= ctx.limits.usageLimit,
+      isExceeded: spend !== null && spend >= ctx.limits.usageLimit,
     },
   };
 }
 export type LimitsObject = ReturnType<typeof limitsObject>;
 
 // Spend is kept to the nanodollar; clients are shown it to a millionth of a dollar.
-const roundCents = (dollars: number) => Math.round(dollars * 1e6) / 1e6;
+const roundMicro = (dollars: number) => Math.round(dollars * 1e6) / 1e6;
 
 export interface ExecutionRequest {
   ctx: BillingContext;
@@ -206,7 +206,7 @@ export async function admitExecutions(
 export function admitUnmetered(requests: ExecutionRequest[], now: Date): Admission[] {
   return requests.map((r) => {
     const buckets = { sync: fullBucket(r.ctx.limits.sync, now), async: fullBucket(r.ctx.limits.async, now) };
-    return { admitted: true, limits: limitsObject(r.ctx, buckets, 0), bucket: buckets[r.mode] };
+    return { admitted: true, limits: limitsObject(r.ctx, buckets, null), bucket: buckets[r.mode] };
   });
 }
 
@@ -225,7 +225,7 @@ export async function currentUsage(db: Queryable, ctx: BillingContext, now: Date
   const spend = (await periodSpend(db, [ctx.subject], now)).get(ctx.subject) ?? 0;
   return {
     buckets: { sync: bucketFigures(sync as BucketState), async: bucketFigures(async as BucketState) },
-    spend: roundCents(spend),
+    spend: roundMicro(spend),
     period: billingPeriod(now),
     storageUsedBytes: await storageUsedBytes(db, ctx.subject),
   };

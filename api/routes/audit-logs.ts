@@ -9,31 +9,7 @@ import { effectiveLimits } from '../../db/plans.ts';
 import { findWorkspace } from '../../db/workspaces.ts';
 import type { ApiDeps, ApiEnv } from '../context.ts';
 import { queryParams } from '../middleware/validate.ts';
-
-const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
-const ISO_DATE = /^(\d{4}-\d{2}-\d{2})(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
-const FIRST_INSTANT = Date.parse('0001-01-01T00:00:00.000Z');
-const LAST_INSTANT = Date.parse('9999-12-31T23:59:59.999Z');
-
-/**
- * The instant an ISO date or date-time names, or null. Without an offset it is UTC, not the server's
- * zone. Date.parse rolls impossible days over (Feb 30 is Mar 1), so the day must read back as
- * written; and the instant must lie in years 1 to 9999, which Postgres reads as we write them.
- */
-function toInstant(v: string): Date | null {
-  const m = ISO_DATE.exec(v);
-  const day = m?.[1];
-  if (!m || !day) return null;
-  const midnight = Date.parse(`${day}T00:00:00Z`);
-  if (Number.isNaN(midnight) || new Date(midnight).toISOString().slice(0, 10) !== day) return null;
-  const t = Date.parse(m[2] && !m[5] ? `${v}Z` : v);
-  return Number.isNaN(t) || t < FIRST_INSTANT || t > LAST_INSTANT ? null : new Date(t);
-}
-
-const isoDate = z
-  .string()
-  .regex(ISO_DATE, 'Must be an ISO 8601 date or date-time')
-  .refine((v) => toInstant(v) !== null, 'Not a valid date');
+import { isoDate, RANGE_OUT_OF_ORDER, rangeEnd, rangeInOrder, rangeStart } from '../query-dates.ts';
 
 export const auditLogQuery = z
   .object({
@@ -53,16 +29,10 @@ export const auditLogQuery = z
   })
   .transform((q) => ({
     ...q,
-    startDate: q.startDate ? (toInstant(q.startDate) as Date) : undefined,
-    // A bare date as the end of a range means the whole of that day.
-    endDate: q.endDate
-      ? (toInstant(DATE_ONLY.test(q.endDate) ? `${q.endDate}T23:59:59.999Z` : q.endDate) as Date)
-      : undefined,
+    startDate: q.startDate ? rangeStart(q.startDate) : undefined,
+    endDate: q.endDate ? rangeEnd(q.endDate) : undefined,
   }))
-  .refine((q) => !q.startDate || !q.endDate || q.startDate <= q.endDate, {
-    path: ['endDate'],
-    message: 'endDate must not be before startDate',
-  });
+  .refine(rangeInOrder, RANGE_OUT_OF_ORDER);
 
 export function auditLogRoutes({ db }: ApiDeps) {
   return new Hono<ApiEnv>().get('/', async (c) => {
