@@ -2,77 +2,41 @@
 // throughput (concurrency 64) of a three-block workflow beside a Hono route doing one SELECT 1, and
 // the drain rate of 10,000 queued async executions beside raw pg-boss send → fetch → complete.
 // BENCH_DATABASE_URL names the server (default: the local one); a scratch database is made and dropped.
-import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Hono } from 'hono';
 import { startApi } from '../api/start.ts';
-import { loadConfig } from '../config.ts';
 import { ADMIN_ACTOR } from '../db/audit-logs.ts';
-import { bootstrap } from '../db/bootstrap.ts';
-import { openPostgres } from '../db/client.ts';
-import { migrate } from '../db/migrate.ts';
+import { setQuotas } from '../db/quotas.ts';
 import { createWorkflow, deployWorkflow } from '../db/workflows.ts';
 import { createLogger } from '../logger.ts';
 import { startBoss } from '../runner/boss.ts';
 import { listen } from '../serve.ts';
+import { load, spawnRunner, type Target } from './lib/processes.ts';
+import { startScratchService } from './lib/scratch-service.ts';
 import { printTable, type Row } from './lib/table.ts';
+import { THREE_BLOCKS } from './lib/workflows.ts';
 
-const SERVER = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const ASYNC_COUNT = Number(process.env.BENCH_ASYNC_COUNT ?? 10_000);
 const SYNC_SAMPLES = Number(process.env.BENCH_SYNC_SAMPLES ?? 2_000);
 
-const THREE_BLOCKS = {
-  inputs: { name: { type: 'string', required: true } },
-  blocks: [
-    { id: 'greet', type: 'function', code: 'return { message: `Hello, ${inputs.name}!` }' },
-    {
-      id: 'check',
-      type: 'condition',
-      branches: [{ id: 'long', if: '<greet.message>.length > 12' }, { id: 'short' }],
-    },
-    { id: 'done', type: 'response', data: { message: '<greet.message>', size: '<check.selected>' } },
-  ],
-  edges: [
-    { from: 'greet', to: 'check' },
-    { from: 'check', to: 'done', branch: 'long' },
-    { from: 'check', to: 'done', branch: 'short' },
-  ],
-};
-
-const dbName = `wfs_bench_${randomBytes(4).toString('hex')}`;
-const adminDb = openPostgres(SERVER, { max: 1 });
-await adminDb.query(`create database ${dbName}`);
-const url = new URL(SERVER);
-url.pathname = `/${dbName}`;
-const dataDir = mkdtempSync(join(tmpdir(), 'wfs-bench-'));
-const config = loadConfig({
-  DATABASE_URL: url.toString(),
-  ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-  DATA_DIR: dataDir,
-  LOG_LEVEL: 'error',
-  DATABASE_POOL_SIZE: '20',
-  RUNNER_CONCURRENCY: '64',
-});
+const svc = await startScratchService();
+const { db, config } = svc;
 const log = createLogger(config.LOG_LEVEL);
-const db = openPostgres(config.DATABASE_URL as string, { max: config.DATABASE_POOL_SIZE });
 const rows: Row[] = [];
 
 try {
-  await migrate(db);
-  const boot = await bootstrap(db, {
-    encryptionKey: config.ENCRYPTION_KEY as Buffer,
-    adminToken: 'bench-admin-token-000',
+  // Limits high enough never to refuse a bench request: this bench measures execution itself.
+  await setQuotas(db, svc.organizationId, {
+    sync: { requestsPerMinute: 1_000_000, maxBurst: 2_000_000 },
+    async: { requestsPerMinute: 1_000_000, maxBurst: 2_000_000 },
+    usageLimit: 1_000_000,
   });
   const wf = await createWorkflow(db, ADMIN_ACTOR, {
-    workspaceId: boot.workspaceId as string,
+    workspaceId: svc.workspaceId,
     name: 'bench',
     definition: THREE_BLOCKS,
   });
   await deployWorkflow(db, ADMIN_ACTOR, wf.id);
-  const headers = { 'X-API-Key': boot.apiKey as string, 'Content-Type': 'application/json' };
+  const headers = { 'X-API-Key': svc.apiKey, 'Content-Type': 'application/json' };
 
   // Baseline server: the same HTTP stack and pool, one SELECT 1 per request.
   const baselineApp = new Hono().get('/select1', async (c) => c.json(await db.query('select 1 as one')));
@@ -82,7 +46,7 @@ try {
   const api = await startApi({ db, config, log, queue: sender });
   const apiServer = await listen(api.app, 0, '127.0.0.1');
   // The production topology: the API in this process, a runner in its own (each has a main thread).
-  let runner = await spawnRunner();
+  let runner = await spawnRunner(config);
 
   const select1: Target = { url: `${baselineServer.url}/select1`, method: 'GET', headers: {} };
   const executeSync: Target = {
@@ -134,7 +98,7 @@ try {
     }).then((r) => r.json());
   await runConcurrently(ASYNC_COUNT, 64, executeAsync);
   const drainStart = performance.now();
-  runner = await spawnRunner();
+  runner = await spawnRunner(config);
   await waitUntil(async () => {
     const [row] = await db.query<{ n: number }>(
       "select count(*)::int as n from executions where status in ('queued','processing')",
@@ -181,62 +145,7 @@ try {
   await sender.stop({ graceful: false, close: false });
   printTable('Workflow execution (Postgres on this machine)', rows);
 } finally {
-  await db.close();
-  await adminDb.query(`drop database if exists ${dbName} with (force)`);
-  await adminDb.close();
-  rmSync(dataDir, { recursive: true, force: true });
-}
-
-async function spawnRunner() {
-  const child = spawn(process.execPath, [new URL('../runner/main.ts', import.meta.url).pathname], {
-    env: {
-      ...process.env,
-      DATABASE_URL: config.DATABASE_URL,
-      ENCRYPTION_KEY: (config.ENCRYPTION_KEY as Buffer).toString('hex'),
-      RUNNER_CONCURRENCY: String(config.RUNNER_CONCURRENCY),
-      LOG_LEVEL: 'error',
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  await new Promise<void>((resolve, reject) => {
-    child.stdout?.on('data', (d: Buffer) => {
-      if (d.toString().includes('Runner started')) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`runner exited with ${code}`)));
-  });
-  return {
-    stop: async () => {
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
-}
-
-interface Target {
-  url: string;
-  method: string;
-  headers: Record<string, string>;
-  body?: string;
-}
-
-/** Runs bench/load.ts against a target in its own process and returns its figures. */
-async function load(
-  target: Target,
-  count: number,
-  concurrency: number,
-): Promise<{ rate: number; p50: number; p99: number }> {
-  const spec = JSON.stringify({ ...target, count, concurrency, warmup: Math.min(200, count) });
-  const child = spawn(process.execPath, [new URL('./lib/load.ts', import.meta.url).pathname, spec], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let out = '';
-  child.stdout?.on('data', (d: Buffer) => {
-    out += d;
-  });
-  const code = await new Promise((r) => child.once('exit', r));
-  if (code !== 0) throw new Error(`load generator failed (${code})`);
-  return JSON.parse(out);
+  await svc.dispose();
 }
 
 async function runConcurrently(count: number, concurrency: number, op: () => Promise<unknown>) {

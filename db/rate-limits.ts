@@ -15,6 +15,8 @@ export interface TokenRequest {
   rate: Rate;
   /** Tokens to take; 0 only reads the bucket. */
   wanted: number;
+  /** When set, nothing is granted once the subject's spend in the period reaches it (dollars). */
+  spendLimit?: number;
 }
 
 /** A bucket after a take: how many of the wanted tokens it gave, and what it held after giving them. */
@@ -25,6 +27,8 @@ export interface BucketState {
   tokens: number;
   /** The moment `tokens` was computed for. */
   asOf: Date;
+  /** The subject's spend in the period, when a spend limit was asked about. */
+  spent: number | null;
 }
 
 /** What a client is told about a bucket: the figures of the limits object and the headers. */
@@ -46,30 +50,51 @@ const perMs = (rate: Rate) => rate.requestsPerMinute / 60_000;
 /**
  * Takes tokens for many requests in one statement. Requests for the same bucket are summed and
  * granted in the order given: `take(...)[i].granted` says how many of request i's tokens it got.
+ * `periodStart` (YYYY-MM-DD) is the billing period whose spend a request's `spendLimit` is held to.
  */
 export async function takeRateTokens(
   db: Queryable,
   requests: TokenRequest[],
   now: Date,
+  periodStart?: string,
 ): Promise<BucketState[]> {
-  const byKey = new Map<string, { rate: Rate; wanted: number }>();
+  const byKey = new Map<string, { subject: string; rate: Rate; wanted: number; spendLimit: number | null }>();
   for (const r of requests) {
     const key = bucketKey(r.subject, r.kind);
     const entry = byKey.get(key);
-    // One bucket, one rate: the last word on a subject's plan wins within a batch.
-    if (entry) entry.wanted += r.wanted;
-    else byKey.set(key, { rate: r.rate, wanted: r.wanted });
+    if (entry) {
+      entry.wanted += r.wanted;
+      entry.spendLimit ??= r.spendLimit ?? null;
+    } else {
+      byKey.set(key, {
+        subject: r.subject,
+        rate: r.rate,
+        wanted: r.wanted,
+        spendLimit: r.spendLimit ?? null,
+      });
+    }
   }
   // Sorted, so two batches lock shared buckets in the same order and never deadlock.
   const keys = [...byKey.keys()].sort();
-  const rows = await db.query<{ bucket_key: string; granted: number; remaining: number; as_of: Date }>(
-    'select bucket_key, granted, remaining, as_of from take_rate_tokens($1::text[], $2::float8[], $3::float8[], $4::int[], $5)',
+  const entries = keys.map((k) => byKey.get(k) as NonNullable<ReturnType<typeof byKey.get>>);
+  const rows = await db.query<{
+    bucket_key: string;
+    granted: number;
+    remaining: number;
+    as_of: Date;
+    spent: string | null;
+  }>(
+    `select bucket_key, granted, remaining, as_of, spent
+       from take_rate_tokens($1::text[], $2::float8[], $3::float8[], $4::int[], $5, $6::text[], $7::numeric[], $8::date)`,
     [
       keys,
-      keys.map((k) => byKey.get(k)?.rate.maxBurst),
-      keys.map((k) => perMs(byKey.get(k)?.rate as Rate)),
-      keys.map((k) => byKey.get(k)?.wanted),
+      entries.map((e) => e.rate.maxBurst),
+      entries.map((e) => perMs(e.rate)),
+      entries.map((e) => e.wanted),
       now,
+      entries.map((e) => e.subject),
+      entries.map((e) => e.spendLimit),
+      periodStart ?? null,
     ],
   );
   const left = new Map(rows.map((r) => [r.bucket_key, { ...r, unhanded: r.granted }]));
@@ -79,7 +104,13 @@ export async function takeRateTokens(
     const granted = Math.min(r.wanted, row.unhanded);
     row.unhanded -= granted;
     // As this request sees it: what the bucket held once it, and those before it, took theirs.
-    return { granted, rate: r.rate, tokens: row.remaining + row.unhanded, asOf: row.as_of };
+    return {
+      granted,
+      rate: r.rate,
+      tokens: row.remaining + row.unhanded,
+      asOf: row.as_of,
+      spent: row.spent === null ? null : Number(row.spent),
+    };
   });
 }
 

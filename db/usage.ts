@@ -92,6 +92,9 @@ export function billingPeriod(now: Date): { start: Date; end: Date } {
   };
 }
 
+/** The first day of the billing period of `now`, as a date. */
+const periodStartOf = (now: Date) => billingPeriod(now).start.toISOString().slice(0, 10);
+
 /** Each subject's spend in the billing period of `now`, in dollars (0 when nothing was spent). */
 export async function periodSpend(
   db: Queryable,
@@ -101,7 +104,7 @@ export async function periodSpend(
   const distinct = [...new Set(subjects)];
   const rows = await db.query<{ subject: string; cost: string }>(
     'select subject, cost from usage_periods where subject = any($1::text[]) and period_start = $2::date',
-    [distinct, billingPeriod(now).start.toISOString().slice(0, 10)],
+    [distinct, periodStartOf(now)],
   );
   const spend = new Map(distinct.map((s) => [s, 0]));
   for (const r of rows) spend.set(r.subject, Number(r.cost));
@@ -154,8 +157,8 @@ export type Admission =
 
 /**
  * Decides whether new executions may start: refused with 402 when the subject's spend has reached
- * its limit (no token is taken then), else with 429 when its bucket for the mode is empty. Two
- * statements for the whole batch. Run it in the transaction that inserts the admitted executions,
+ * its limit (no token is taken then), else with 429 when its bucket for the mode is empty. One
+ * statement for the whole batch. Run it in the transaction that inserts the admitted executions,
  * so tokens are only spent on executions that exist.
  */
 export async function admitExecutions(
@@ -163,21 +166,23 @@ export async function admitExecutions(
   requests: ExecutionRequest[],
   now: Date,
 ): Promise<Admission[]> {
-  const spend = await periodSpend(
-    tx,
-    requests.map((r) => r.ctx.subject),
-    now,
-  );
-  const exceeded = requests.map((r) => (spend.get(r.ctx.subject) ?? 0) >= r.ctx.limits.usageLimit);
   const other = (mode: 'sync' | 'async'): BucketKind => (mode === 'sync' ? 'async' : 'sync');
-  // Each request takes from its mode's bucket and reads the other, for the limits object.
+  // Each request takes from its mode's bucket (unless its spend is used up) and reads the other,
+  // for the limits object.
   const states = await takeRateTokens(
     tx,
-    requests.flatMap((r, i) => [
-      { subject: r.ctx.subject, kind: r.mode, rate: r.ctx.limits[r.mode], wanted: exceeded[i] ? 0 : 1 },
+    requests.flatMap((r) => [
+      {
+        subject: r.ctx.subject,
+        kind: r.mode,
+        rate: r.ctx.limits[r.mode],
+        wanted: 1,
+        spendLimit: r.ctx.limits.usageLimit,
+      },
       { subject: r.ctx.subject, kind: other(r.mode), rate: r.ctx.limits[other(r.mode)], wanted: 0 },
     ]),
     now,
+    periodStartOf(now),
   );
   return requests.map((r, i): Admission => {
     const own = states[2 * i];
@@ -188,9 +193,9 @@ export async function admitExecutions(
       sync: BucketFigures;
       async: BucketFigures;
     };
-    const spent = spend.get(r.ctx.subject) ?? 0;
+    const spent = own.spent ?? 0;
     const limits = limitsObject(r.ctx, figures, spent);
-    if (exceeded[i]) {
+    if (spent >= r.ctx.limits.usageLimit) {
       const error = `Usage limit exceeded: $${limits.usage.currentPeriodCost} spent of $${r.ctx.limits.usageLimit} this billing period (${r.ctx.plan} plan)`;
       return { admitted: false, status: 402, error, limits, bucket };
     }

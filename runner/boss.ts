@@ -66,14 +66,17 @@ export async function sendInTransaction(
   jobs: { id: string; data: object; heartbeatSeconds?: number }[],
 ) {
   if (!jobs.length) return;
-  await boss.insert(
-    queue,
-    jobs.map((j) => ({
-      id: j.id,
-      data: j.data,
-      ...(j.heartbeatSeconds ? { heartbeatSeconds: j.heartbeatSeconds } : {}),
-    })),
-    { db: adapt(tx) },
-  );
-  await tx.query('select pg_notify($1, $2)', [WAKE_CHANNEL, queue]);
+  // Sent together: the notification is only delivered at commit, after the jobs exist.
+  await Promise.all([
+    boss.insert(
+      queue,
+      jobs.map((j) => ({
+        id: j.id,
+        data: j.data,
+        ...(j.heartbeatSeconds ? { heartbeatSeconds: j.heartbeatSeconds } : {}),
+      })),
+      { db: adapt(tx) },
+    ),
+    tx.query('select pg_notify($1, $2)', [WAKE_CHANNEL, queue]),
+  ]);
 }

@@ -25,22 +25,37 @@ create table usage_periods (
 -- which holds at most p_capacity[i] and refills at p_per_ms[i] tokens per millisecond. Grants as
 -- many as it holds (never more), so of a burst of concurrent requests exactly as many pass as there
 -- were tokens. p_wanted 0 only reads a bucket. p_now is the caller's clock, so tests can move time.
+-- With p_spend_limits[i] set, it first reads subject p_spend_subjects[i]'s spend in the period
+-- starting p_period and grants nothing once that spend has reached the limit: admission of new
+-- executions in one statement.
 -- The row lock serialises concurrent takers of one bucket; callers pass keys sorted, so two
 -- batches never wait on each other in opposite orders.
 create function take_rate_tokens(
   p_keys text[], p_capacity double precision[], p_per_ms double precision[], p_wanted integer[],
-  p_now timestamptz
-) returns table (bucket_key text, granted integer, remaining double precision, as_of timestamptz)
+  p_now timestamptz, p_spend_subjects text[] default null, p_spend_limits numeric[] default null,
+  p_period date default null
+) returns table (bucket_key text, granted integer, remaining double precision, as_of timestamptz, spent numeric)
 language plpgsql as $$
 declare
   i integer;
+  wanted integer;
   held double precision;
   held_at timestamptz;
   refilled double precision;
   taken integer;
 begin
   for i in 1 .. coalesce(array_length(p_keys, 1), 0) loop
-    if p_wanted[i] > 0 then
+    wanted := p_wanted[i];
+    spent := null;
+    if p_spend_limits[i] is not null then
+      select u.cost into spent from usage_periods u
+        where u.subject = p_spend_subjects[i] and u.period_start = p_period;
+      spent := coalesce(spent, 0);
+      if spent >= p_spend_limits[i] then
+        wanted := 0;
+      end if;
+    end if;
+    if wanted > 0 then
       insert into rate_limit_buckets as b (key, tokens, updated_at)
         values (p_keys[i], p_capacity[i], p_now) on conflict (key) do nothing;
       select b.tokens, b.updated_at into held, held_at from rate_limit_buckets b
@@ -55,8 +70,8 @@ begin
     -- Another process's clock may run a little behind: time never flows backwards for a bucket.
     refilled := least(p_capacity[i],
       held + greatest(0, extract(epoch from (p_now - held_at)) * 1000) * p_per_ms[i]);
-    taken := least(p_wanted[i], floor(refilled)::integer);
-    if p_wanted[i] > 0 then
+    taken := least(wanted, floor(refilled)::integer);
+    if wanted > 0 then
       update rate_limit_buckets b set tokens = refilled - taken, updated_at = greatest(held_at, p_now)
         where b.key = p_keys[i];
     end if;

@@ -1,0 +1,82 @@
+// What rate limiting and usage accounting cost: sync execute throughput at concurrency 64 with
+// billing on (token buckets taken and spend checked at admission, cost added to the period's spend
+// by the runner) against the same service with BILLING_ENABLED=false, in the same run. The two
+// alternate for several rounds and each side reports its median, so drift on a shared machine
+// falls on both. Target: billing on keeps at least 90 % of the throughput.
+import { startApi } from '../api/start.ts';
+import { ADMIN_ACTOR } from '../db/audit-logs.ts';
+import { setQuotas } from '../db/quotas.ts';
+import { createWorkflow, deployWorkflow } from '../db/workflows.ts';
+import { createLogger } from '../logger.ts';
+import { startBoss } from '../runner/boss.ts';
+import { listen } from '../serve.ts';
+import { load, spawnRunner, type Target } from './lib/processes.ts';
+import { startScratchService } from './lib/scratch-service.ts';
+import { printTable } from './lib/table.ts';
+import { THREE_BLOCKS } from './lib/workflows.ts';
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const REQUESTS = Number(process.env.BENCH_SYNC_SAMPLES ?? 2_000) * 2;
+
+const svc = await startScratchService();
+const { db, config } = svc;
+const log = createLogger(config.LOG_LEVEL);
+try {
+  // Limits no bench request reaches, so every request is admitted and the work is the same.
+  await setQuotas(db, svc.organizationId, {
+    sync: { requestsPerMinute: 1_000_000, maxBurst: 2_000_000 },
+    usageLimit: 1_000_000,
+  });
+  const wf = await createWorkflow(db, ADMIN_ACTOR, {
+    workspaceId: svc.workspaceId,
+    name: 'bench',
+    definition: THREE_BLOCKS,
+  });
+  await deployWorkflow(db, ADMIN_ACTOR, wf.id);
+
+  const sender = await startBoss(db, { log, supervise: false });
+  const metered = await startApi({ db, config, log, queue: sender });
+  const unmetered = await startApi({ db, config: { ...config, BILLING_ENABLED: false }, log, queue: sender });
+  const servers = [await listen(metered.app, 0, '127.0.0.1'), await listen(unmetered.app, 0, '127.0.0.1')];
+  const runner = await spawnRunner(config);
+  const target = (url: string): Target => ({
+    url: `${url}/api/workflows/${wf.id}/execute`,
+    method: 'POST',
+    headers: { 'X-API-Key': svc.apiKey, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ inputs: { name: 'Ada' } }),
+  });
+  const on: number[] = [];
+  const off: number[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    // Alternate which side goes first, so neither always meets the warmer (or more tired) machine.
+    const order = round % 2 ? ([1, 0] as const) : ([0, 1] as const);
+    for (const side of order) {
+      const { rate } = await load(target((servers[side] as { url: string }).url), REQUESTS, 64);
+      (side === 0 ? on : off).push(rate);
+    }
+  }
+  await runner.stop();
+  const [spent] = await db.query<{ executions: string }>(
+    'select sum(executions) as executions from usage_periods',
+  );
+  // Only the metered side's executions (and their warm-ups) are billed: proof the work was done.
+  if (Number(spent?.executions) < ROUNDS * REQUESTS)
+    throw new Error('metered executions were not all billed');
+
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+  printTable(`Rate limits and usage accounting (median of ${ROUNDS} alternating rounds)`, [
+    {
+      measure: 'sync execute at concurrency 64 (req/s)',
+      ours: median(on),
+      baselineName: 'same with BILLING_ENABLED=false',
+      baseline: median(off),
+      higherIsBetter: true,
+    },
+  ]);
+  await metered.close();
+  await unmetered.close();
+  for (const s of servers) await s.close();
+  await sender.stop({ graceful: false, close: false });
+} finally {
+  await svc.dispose();
+}
