@@ -19,7 +19,7 @@ function bucket(f: BucketFigures) {
   };
 }
 
-export function usageLimitRoutes({ db, clock }: ApiDeps) {
+export function usageLimitRoutes({ db, config, clock }: ApiDeps) {
   return new Hono<ApiEnv>().get('/', async (c) => {
     const [ctx] = await principalBillingContexts(db, [c.get('principal')]);
     if (!ctx) throw new Error('no billing context resolved');
@@ -32,7 +32,8 @@ export function usageLimitRoutes({ db, clock }: ApiDeps) {
         currentPeriodCost: usage.spend,
         limit: ctx.limits.usageLimit,
         plan: ctx.plan,
-        isExceeded: usage.spend >= ctx.limits.usageLimit,
+        // With billing off nothing is metered, so nothing can be exceeded.
+        isExceeded: config.BILLING_ENABLED && usage.spend >= ctx.limits.usageLimit,
         periodStart: usage.period.start.toISOString(),
         periodEnd: usage.period.end.toISOString(),
       },

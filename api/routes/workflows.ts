@@ -4,23 +4,15 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { actorOf, authorizeLoadedResource } from '../../db/access.ts';
-import { type Actor, recordAudits } from '../../db/audit-logs.ts';
 import { createBatcher } from '../../db/batcher.ts';
 import { invalidField, notFound, ServiceError } from '../../db/errors.ts';
-import { type DoneNotice, getExecution, insertExecutions, type NewExecution } from '../../db/executions.ts';
-import {
-  type Admission,
-  admitExecutions,
-  admitUnmetered,
-  type BillingContext,
-  billingContext,
-} from '../../db/usage.ts';
+import { type DoneNotice, getExecution } from '../../db/executions.ts';
+import { billingContext } from '../../db/usage.ts';
 import { createVersionCache } from '../../db/version-cache.ts';
 import { loadExecutionTargets } from '../../db/workflows.ts';
-import { sendInTransaction } from '../../runner/boss.ts';
 import { checkInputs } from '../../runner/executor/inputs.ts';
-import { QUEUES } from '../../runner/queues.ts';
 import type { ApiDeps, ApiEnv } from '../context.ts';
+import { type Enqueued, executionEnqueuer } from '../execution-enqueuer.ts';
 import { rateLimitHeaders } from '../middleware/rate-limit.ts';
 import { jsonBody } from '../middleware/validate.ts';
 import { jobRecord } from './jobs.ts';
@@ -48,67 +40,12 @@ function inputsOf(body: z.output<typeof executeBody>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(body).filter(([k]) => !CONTROL_FIELDS.includes(k)));
 }
 
-interface ExecutionRequest {
-  execution: NewExecution;
-  ctx: BillingContext;
-  actor: Actor;
-}
-
 export function workflowRoutes({ db, config, queue, waiter, clock }: ApiDeps) {
   const versions = createVersionCache(db);
   const loadTarget = createBatcher((wanted: { workflowId: string; userId: string | null }[]) =>
     loadExecutionTargets(db, wanted),
   );
-  // Executions requested together are admitted, inserted, audited and sent together: one
-  // transaction per batch. Tokens and spend are judged inside it, so a refused or rolled-back
-  // request costs nothing and an admitted one always exists.
-  const enqueue = createBatcher((requests: ExecutionRequest[]) =>
-    db.transaction(async (tx) => {
-      const now = clock();
-      const admissions: Admission[] = config.BILLING_ENABLED
-        ? await admitExecutions(
-            tx,
-            requests.map((r) => ({ ctx: r.ctx, mode: r.execution.mode })),
-            now,
-          )
-        : admitUnmetered(
-            requests.map((r) => ({ ctx: r.ctx, mode: r.execution.mode })),
-            now,
-          );
-      const admitted = requests.filter((_, i) => admissions[i]?.admitted);
-      const executions = admitted.map((r) => r.execution);
-      // Independent statements of one transaction: sent together, answered in one round trip.
-      const [created] = await Promise.all([
-        executions.length ? insertExecutions(tx, executions) : new Map<string, Date>(),
-        recordAudits(
-          tx,
-          admitted.map(({ actor, execution: e }) => ({
-            actor,
-            organizationId: e.organizationId,
-            workspaceId: e.workspaceId,
-            action: 'workflow.execute' as const,
-            resourceType: 'workflow',
-            resourceId: e.workflowId,
-            metadata: { executionId: e.id, mode: e.mode, trigger: e.trigger },
-          })),
-        ),
-        sendInTransaction(
-          queue,
-          tx,
-          QUEUES.workflowExecute,
-          executions.map((e) => ({
-            id: e.id,
-            data: { executionId: e.id },
-            heartbeatSeconds: config.QUEUE_HEARTBEAT_SECONDS,
-          })),
-        ),
-      ]);
-      return requests.map((r, i) => ({
-        admission: admissions[i] as Admission,
-        createdAt: created.get(r.execution.id) ?? null,
-      }));
-    }),
-  );
+  const enqueue = executionEnqueuer({ db, config, queue, clock });
   /** The result of a finished execution read from its row; null while it is not finished. */
   const finishedRow = async (id: string): Promise<DoneNotice | null> => {
     const row = await getExecution(db, id);
@@ -155,7 +92,7 @@ export function workflowRoutes({ db, config, queue, waiter, clock }: ApiDeps) {
     const ctx = billingContext(target.plan, target.overrides, access.workspace.organization_id, billedUserId);
     // Registered before the job exists, so the runner's notice cannot come too early to be heard.
     const wait = isAsync ? null : waiter.wait(executionId, config.SYNC_WAIT_TIMEOUT_MS);
-    let enqueued: Awaited<ReturnType<typeof enqueue>>;
+    let enqueued: Enqueued;
     try {
       enqueued = await enqueue({
         ctx,

@@ -46,4 +46,6 @@ it('never limits, sends no rate-limit headers, and shows the plan figures', asyn
     query: { workspaceId: tenant.workspace.id },
   });
   expect(v1.headers.get('X-RateLimit-Limit')).toBeNull();
+  const usage = await off.call('GET', '/api/users/me/usage-limits', { key: tenant.key });
+  expect(usage.body.usage).toMatchObject({ currentPeriodCost: 0, limit: 0, isExceeded: false });
 });
