@@ -9,6 +9,7 @@ import { apiRateLimit } from './middleware/rate-limit.ts';
 import { auditLogRoutes } from './routes/audit-logs.ts';
 import { jobRoutes } from './routes/jobs.ts';
 import { logRoutes } from './routes/logs.ts';
+import { tableRoutes } from './routes/tables.ts';
 import { usageLimitRoutes } from './routes/usage-limits.ts';
 import { workflowRoutes } from './routes/workflows.ts';
 import { workspaceRoutes } from './routes/workspaces.ts';
@@ -27,6 +28,7 @@ export function createApp(deps: ApiDeps) {
   app.route('/api/v1/workspaces', workspaceRoutes(deps));
   app.route('/api/v1/audit-logs', auditLogRoutes(deps));
   app.route('/api/v1/logs', logRoutes(deps));
+  app.route('/api/v1/tables', tableRoutes(deps));
   app.route('/api/workflows', workflowRoutes(deps));
   app.route('/api/jobs', jobRoutes(deps));
   app.route('/api/users/me/usage-limits', usageLimitRoutes(deps));

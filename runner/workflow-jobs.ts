@@ -79,6 +79,7 @@ export function workflowJobHandler(deps: WorkflowJobDeps) {
       },
       {
         pool: deps.pool,
+        db,
         settings: deps.settings,
         defaultTimeoutMs: deps.defaultTimeoutMs,
         loadDeployed: loadChild,

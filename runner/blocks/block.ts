@@ -1,6 +1,7 @@
 // The contract of a block type: its config schema (validated when a workflow is created or deployed)
 // and its `run`, called by the executor with references already resolved in the config.
 import type { z } from 'zod';
+import type { Queryable } from '../../db/client.ts';
 import type { FunctionPool } from '../pool.ts';
 
 export interface BlockContext {
@@ -11,6 +12,8 @@ export interface BlockContext {
   signal: AbortSignal;
   /** Runs user code (function bodies, condition expressions) in the worker-thread pool. */
   pool: FunctionPool;
+  /** The service's database, for blocks over workspace data (tables); scoped by workspaceId. */
+  db: Queryable;
   /** Values a block's user code may read: workflow inputs, block outputs, the loop variables. */
   scope: Record<string, unknown>;
   /** Code with its references replaced by JSON literals of their current values. */

@@ -7,6 +7,7 @@ import { httpBlock } from './http.ts';
 import { loopBlock } from './loop.ts';
 import { parallelBlock } from './parallel.ts';
 import { responseBlock } from './response.ts';
+import { tableBlock } from './table.ts';
 import { waitBlock } from './wait.ts';
 import { workflowBlock } from './workflow.ts';
 
@@ -22,5 +23,6 @@ export const BLOCK_TYPES: ReadonlyMap<string, BlockType<any>> = new Map(
     loopBlock,
     parallelBlock,
     workflowBlock,
+    tableBlock,
   ].map((b) => [b.type, b]),
 );

@@ -2,6 +2,8 @@
 // settled, independent blocks concurrently; follows only taken branches (skipping the rest); routes
 // a failure down `error` edges or fails the run; records a trace span per block; enforces the
 // workflow's time limit.
+
+import type { Queryable } from '../../db/client.ts';
 import type { BlockConfig, BlockContext, BlockResult, Edge, Graph, RunnerSettings } from '../blocks/block.ts';
 import { BLOCK_TYPES } from '../blocks/index.ts';
 import type { FunctionPool } from '../pool.ts';
@@ -15,6 +17,8 @@ export const MAX_WORKFLOW_DEPTH = 5;
 
 export interface ExecutorDeps {
   pool: FunctionPool;
+  /** The service's database, for blocks over workspace data. */
+  db: Queryable;
   settings: RunnerSettings;
   /** The deployed definition of a workflow of the workspace, or null when there is none. */
   loadDeployed(workspaceId: string, workflowId: string): Promise<Definition | null>;
@@ -279,6 +283,7 @@ function blockContext(
     workflowId: req.workflowId,
     signal,
     pool: deps.pool,
+    db: deps.db,
     settings: deps.settings,
     scope: { inputs: roots.get('start'), start: roots.get('start'), blocks, loop: roots.get('loop') },
     substituteCode: (code) => substituteIntoCode(code, scope),

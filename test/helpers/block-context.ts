@@ -16,6 +16,7 @@ export function blockContext(
     workflowId: 'wf-1',
     signal,
     pool: undefined as never,
+    db: undefined as never,
     scope: {},
     log: () => {},
     substituteCode: unused,

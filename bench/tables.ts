@@ -1,0 +1,162 @@
+// User tables on a local Postgres, through the public API over HTTP, each beside raw SQL on the
+// same rows in the same run:
+// - batch insert: 200,000 rows in batches of 1,000 (POST /rows with `rows`) beside
+//   `INSERT ... SELECT FROM jsonb_array_elements` of the same batches (target: at least 50 %);
+// - bulk update of 10,000 matching rows (PUT /rows with a filter) beside one raw UPDATE;
+// - upsert rate on a unique column at concurrency 16, beside raw single-row INSERTs.
+// BENCH_TABLE_ROWS sizes the insert (default 200,000).
+import { startApi } from '../api/start.ts';
+import { setOrganizationPlan } from '../db/organizations.ts';
+import { setQuotas } from '../db/quotas.ts';
+import { createLogger } from '../logger.ts';
+import { listen } from '../serve.ts';
+import { startScratchService } from './lib/scratch-service.ts';
+import { printTable, type Row } from './lib/table.ts';
+
+const ROWS = Number(process.env.BENCH_TABLE_ROWS ?? 200_000);
+const BATCH = 1000;
+const UPDATED = Math.min(10_000, ROWS);
+const UPSERTS = 2000;
+
+const svc = await startScratchService();
+const { db, config } = svc;
+const log = createLogger(config.LOG_LEVEL);
+const results: Row[] = [];
+try {
+  await setOrganizationPlan(db, svc.organizationId, 'enterprise');
+  await setQuotas(db, svc.organizationId, {
+    api: { requestsPerMinute: 1_000_000, maxBurst: 2_000_000 },
+    maxRowsPerTable: 10_000_000,
+  });
+  const api = await startApi({ db, config, log });
+  const server = await listen(api.app, 0, '127.0.0.1');
+  const call = async (method: string, path: string, body: unknown) => {
+    const res = await fetch(`${server.url}${path}`, {
+      method,
+      headers: { 'X-API-Key': svc.apiKey, 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const json = (await res.json()) as { data?: Record<string, unknown>; error?: string };
+    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json).slice(0, 300)}`);
+    return json.data as Record<string, unknown>;
+  };
+  const createTable = async (name: string, columns: unknown[]) =>
+    (
+      (await call('POST', '/api/v1/tables', { workspaceId: svc.workspaceId, name, schema: { columns } }))
+        .table as {
+        id: string;
+      }
+    ).id;
+  const PEOPLE = [
+    { name: 'name', type: 'string', required: true },
+    { name: 'score', type: 'number' },
+    { name: 'active', type: 'boolean' },
+    { name: 'joined', type: 'date' },
+    { name: 'meta', type: 'json' },
+  ];
+  const person = (i: number) => ({
+    name: `person ${i}`,
+    score: i,
+    active: i % 2 === 0,
+    joined: new Date(Date.UTC(2020, 0, 1) + i * 60_000).toISOString(),
+    meta: { tags: ['a', 'b'], n: i },
+  });
+  const batches = Array.from({ length: Math.ceil(ROWS / BATCH) }, (_, b) =>
+    Array.from({ length: Math.min(BATCH, ROWS - b * BATCH) }, (_, i) => person(b * BATCH + i)),
+  );
+
+  // Batch insert: ours through the API, then raw SQL into a second table of the same schema.
+  const ours = await createTable('people', PEOPLE);
+  const raw = await createTable('people_raw', PEOPLE);
+  let started = performance.now();
+  for (const rows of batches)
+    await call('POST', `/api/v1/tables/${ours}/rows`, { workspaceId: svc.workspaceId, rows });
+  const apiInsertSeconds = (performance.now() - started) / 1000;
+  started = performance.now();
+  let position = 0;
+  for (const rows of batches) {
+    await db.query(
+      `insert into table_rows (id, table_id, position, data)
+       select gen_random_uuid(), $1, $2::bigint + t.ord, t.value from jsonb_array_elements($3::jsonb) with ordinality as t(value, ord)`,
+      [raw, position, JSON.stringify(rows)],
+    );
+    position += rows.length;
+  }
+  const rawInsertSeconds = (performance.now() - started) / 1000;
+  results.push({
+    measure: `batch insert of ${ROWS} rows, ${BATCH} per request (rows/s)`,
+    ours: ROWS / apiInsertSeconds,
+    baselineName: 'raw INSERT … SELECT FROM jsonb_array_elements',
+    baseline: ROWS / rawInsertSeconds,
+    higherIsBetter: true,
+  });
+
+  // Bulk update of the rows whose score is in the top UPDATED.
+  const threshold = ROWS - UPDATED;
+  started = performance.now();
+  const updated = await call('PUT', `/api/v1/tables/${ours}/rows`, {
+    workspaceId: svc.workspaceId,
+    filter: { score: { gte: threshold } },
+    data: { active: false },
+  });
+  const apiUpdateMs = performance.now() - started;
+  if (updated.updatedCount !== UPDATED)
+    throw new Error(`updated ${updated.updatedCount}, expected ${UPDATED}`);
+  started = performance.now();
+  await db.query(
+    `update table_rows set data = data || '{"active": false}'::jsonb, updated_at = now()
+      where table_id = $1 and (data->>'score')::numeric >= $2`,
+    [raw, threshold],
+  );
+  const rawUpdateMs = performance.now() - started;
+  results.push({
+    measure: `bulk update of ${UPDATED} matching rows (ms)`,
+    ours: apiUpdateMs,
+    baselineName: 'one raw UPDATE … WHERE',
+    baseline: rawUpdateMs,
+    higherIsBetter: false,
+  });
+
+  // Upserts on a unique column: half insert new rows, half update existing ones.
+  const accounts = await createTable('accounts', [
+    { name: 'email', type: 'string', unique: true },
+    { name: 'visits', type: 'number' },
+  ]);
+  const upsertRate = await concurrently(UPSERTS, 16, (i) =>
+    call('POST', `/api/v1/tables/${accounts}/rows/upsert`, {
+      workspaceId: svc.workspaceId,
+      data: { email: `user${i % (UPSERTS / 2)}@example.com`, visits: i },
+    }),
+  );
+  const rawRate = await concurrently(UPSERTS, 16, (i) =>
+    db.query(
+      `insert into table_rows (id, table_id, position, data) values (gen_random_uuid(), $1, $2, $3::jsonb)`,
+      [raw, ROWS + i + 1, JSON.stringify({ email: `user${i}@example.com`, visits: i })],
+    ),
+  );
+  results.push({
+    measure: 'upsert on a unique column, concurrency 16 (rows/s)',
+    ours: upsertRate,
+    baselineName: 'raw single-row INSERT',
+    baseline: rawRate,
+    higherIsBetter: true,
+  });
+
+  await api.close();
+  await server.close();
+  printTable('User tables (Postgres on this machine)', results);
+} finally {
+  await svc.dispose();
+}
+
+/** Runs op(0..count-1) at a fixed concurrency; answers operations per second. */
+async function concurrently(count: number, concurrency: number, op: (i: number) => Promise<unknown>) {
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) await op(next++);
+    }),
+  );
+  return count / ((performance.now() - started) / 1000);
+}

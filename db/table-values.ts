@@ -1,0 +1,238 @@
+// What a table may hold: the column definitions a table is created with, and the values its rows
+// may carry, checked and brought to the one form they are stored and compared in (dates as the
+// ISO instant, so text order is time order; unique values as a canonical text key).
+import { z } from 'zod';
+import { type FieldIssue, ServiceError } from './errors.ts';
+
+export const COLUMN_TYPES = ['string', 'number', 'boolean', 'date', 'json'] as const;
+export type ColumnType = (typeof COLUMN_TYPES)[number];
+
+export interface ColumnDef {
+  name: string;
+  type: ColumnType;
+  required: boolean;
+  unique: boolean;
+}
+
+export const MAX_COLUMNS = 1000;
+export const MAX_TABLE_NAME = 128;
+export const MAX_COLUMN_NAME = 50;
+const COLUMN_NAME = /^[a-z_][a-z0-9_]*$/;
+
+/** Text Postgres can store: no NUL, no lone surrogate (either fails the statement as a 500). */
+export const isStorableText = (s: string) => s.isWellFormed() && !s.includes('\u0000');
+
+export const columnDefSchema = z
+  .object({
+    name: z
+      .string()
+      .max(MAX_COLUMN_NAME)
+      .regex(COLUMN_NAME, 'Column names are lower-case letters, digits and _, not starting with a digit')
+      // Assigning it sets an object's prototype instead of a value.
+      .refine((n) => n !== '__proto__', 'The name __proto__ is reserved'),
+    type: z.enum(COLUMN_TYPES),
+    required: z.boolean().optional(),
+    unique: z.boolean().optional(),
+  })
+  .strict();
+
+/** The column definitions of a new table: 1 to 1000, names unique, no unique json column. */
+export const tableColumnsSchema = z
+  .array(columnDefSchema)
+  .min(1)
+  .max(MAX_COLUMNS)
+  .superRefine((columns, ctx) => {
+    const seen = new Set<string>();
+    for (const [i, c] of columns.entries()) {
+      if (seen.has(c.name)) {
+        ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `Duplicate column name ${c.name}` });
+      }
+      seen.add(c.name);
+      if (c.unique && c.type === 'json') {
+        ctx.addIssue({ code: 'custom', path: [i, 'unique'], message: 'A json column cannot be unique' });
+      }
+    }
+  });
+
+/** Checks column definitions (issues under `path`) and fills in required and unique. */
+export function parseColumns(input: unknown, path: (string | number)[] = ['schema', 'columns']): ColumnDef[] {
+  const parsed = tableColumnsSchema.safeParse(input);
+  if (!parsed.success) {
+    throw new ServiceError(400, 'Invalid table schema', {
+      details: parsed.error.issues.map((i) => ({
+        code: i.code,
+        path: [...path, ...i.path.map((p) => (typeof p === 'symbol' ? String(p) : p))],
+        message: i.message,
+      })),
+    });
+  }
+  return parsed.data.map((c) => ({
+    name: c.name,
+    type: c.type,
+    required: c.required === true,
+    unique: c.unique === true,
+  }));
+}
+
+const ISO_DATE = /^(\d{4}-\d{2}-\d{2})(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
+const FIRST_INSTANT = Date.parse('0001-01-01T00:00:00.000Z');
+const LAST_INSTANT = Date.parse('9999-12-31T23:59:59.999Z');
+
+/**
+ * The instant an ISO 8601 date or date-time names, or null. Without an offset it is UTC. An
+ * impossible day (Feb 30) is refused rather than rolled over, and years stay within 1 to 9999 so
+ * the stored text (toISOString) always has four year digits and sorts as time does.
+ */
+export function parseIsoInstant(v: string): Date | null {
+  const m = ISO_DATE.exec(v);
+  const day = m?.[1];
+  if (!m || !day) return null;
+  const midnight = Date.parse(`${day}T00:00:00Z`);
+  if (Number.isNaN(midnight) || new Date(midnight).toISOString().slice(0, 10) !== day) return null;
+  const t = Date.parse(m[2] && !m[5] ? `${v}Z` : v);
+  return Number.isNaN(t) || t < FIRST_INSTANT || t > LAST_INSTANT ? null : new Date(t);
+}
+
+// The form dates are stored in (toISOString's): most values written back arrive in it already, and
+// are checked field by field rather than parsed, since rows come in batches of a thousand.
+const CANONICAL_INSTANT = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})\.\d{3}Z$/;
+const daysInMonth = (y: number, m: number) =>
+  m === 2 ? (y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0) ? 29 : 28) : [4, 6, 9, 11].includes(m) ? 30 : 31;
+
+/** A date or date-time in its stored form (the UTC instant as toISOString writes it), or null. */
+export function storedInstant(v: string): string | null {
+  const m = CANONICAL_INSTANT.exec(v);
+  if (m) {
+    const [y, mo, d, h, mi, s] = m.slice(1, 7).map(Number) as [
+      number,
+      number,
+      number,
+      number,
+      number,
+      number,
+    ];
+    const valid =
+      y >= 1 && mo >= 1 && mo <= 12 && d >= 1 && d <= daysInMonth(y, mo) && h < 24 && mi < 60 && s < 60;
+    return valid ? v : null;
+  }
+  return parseIsoInstant(v)?.toISOString() ?? null;
+}
+
+type Checked = { ok: true; value: unknown } | { ok: false; code: string; message: string };
+
+/** A JSON value Postgres stores as given: finite numbers, storable text, keys included. */
+function isStorableJson(v: unknown, depth = 0): boolean {
+  if (depth > 100) return false;
+  if (v === null || typeof v === 'boolean') return true;
+  if (typeof v === 'number') return Number.isFinite(v);
+  if (typeof v === 'string') return isStorableText(v);
+  if (Array.isArray(v)) return v.every((x) => isStorableJson(x, depth + 1));
+  if (typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype) {
+    return Object.entries(v).every(([k, x]) => isStorableText(k) && isStorableJson(x, depth + 1));
+  }
+  return false;
+}
+
+/** One non-null value checked against its column's type, in its stored form. */
+export function checkValue(column: ColumnDef, v: unknown): Checked {
+  const wrong = (what: string): Checked => ({
+    ok: false,
+    code: 'invalid_type',
+    message: `Column ${column.name} expects ${what}`,
+  });
+  switch (column.type) {
+    case 'string':
+      if (typeof v !== 'string') return wrong('a string');
+      return isStorableText(v)
+        ? { ok: true, value: v }
+        : {
+            ok: false,
+            code: 'invalid_format',
+            message: `Column ${column.name}: text with NUL or lone surrogates`,
+          };
+    case 'number':
+      return typeof v === 'number' && Number.isFinite(v) ? { ok: true, value: v } : wrong('a finite number');
+    case 'boolean':
+      return typeof v === 'boolean' ? { ok: true, value: v } : wrong('a boolean');
+    case 'date': {
+      const at = typeof v === 'string' ? storedInstant(v) : null;
+      return at
+        ? { ok: true, value: at }
+        : {
+            ok: false,
+            code: 'invalid_format',
+            message: `Column ${column.name} expects an ISO 8601 date or date-time`,
+          };
+    }
+    case 'json':
+      return isStorableJson(v) ? { ok: true, value: v } : wrong('a JSON value');
+  }
+}
+
+export interface CheckedRow {
+  /** The values to store, in stored form; no nulls. Test presence with Object.hasOwn. */
+  values: Record<string, unknown>;
+  /** Columns given as null: in a patch, the values to remove. */
+  cleared: string[];
+}
+
+/**
+ * Checks one row's data against the columns, adding an issue per offending column under `path`.
+ * A full row (`patch` false) must give every required column; a patch gives only the columns it
+ * changes, and may clear (null) any but a required one. Unknown columns are refused either way.
+ */
+export function checkRow(
+  columns: readonly ColumnDef[],
+  data: unknown,
+  path: (string | number)[],
+  issues: FieldIssue[],
+  patch = false,
+): CheckedRow {
+  const out: CheckedRow = { values: {}, cleared: [] };
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) {
+    issues.push({ code: 'invalid_type', path, message: 'A row is an object of column name to value' });
+    return out;
+  }
+  const given = data as Record<string, unknown>;
+  let known = 0;
+  for (const column of columns) {
+    // Own keys only: a column may be named `constructor`.
+    const v = Object.hasOwn(given, column.name) ? given[column.name] : undefined;
+    if (v !== undefined) known++;
+    if (v === undefined || v === null) {
+      if (column.required && (!patch || v === null)) {
+        const message = `Column ${column.name} is required`;
+        issues.push({ code: 'required', path: [...path, column.name], message });
+      } else if (v === null) out.cleared.push(column.name);
+      continue;
+    }
+    const checked = checkValue(column, v);
+    if (checked.ok) out.values[column.name] = checked.value;
+    else issues.push({ code: checked.code, path: [...path, column.name], message: checked.message });
+  }
+  // Keys naming no column, looked for only when there are more keys than known ones (this runs
+  // for every row of a batch: no set of names is built per row otherwise).
+  let keys = 0;
+  for (const key in given) if (Object.hasOwn(given, key) && given[key] !== undefined) keys++;
+  if (keys > known) {
+    const names = new Set(columns.map((c) => c.name));
+    for (const key of Object.keys(given)) {
+      if (given[key] !== undefined && !names.has(key)) {
+        issues.push({ code: 'unrecognized_keys', path: [...path, key], message: `No column named ${key}` });
+      }
+    }
+  }
+  return out;
+}
+
+/** The canonical text of a stored value of a unique column: equal values, equal keys. */
+export function uniqueKey(value: unknown): string {
+  return typeof value === 'string' ? value : String(value);
+}
+
+/** A 400 listing the issues found (the first hundred; the message counts them all). */
+export function invalidRows(issues: FieldIssue[], message = 'Invalid row data'): ServiceError {
+  const shown = issues.slice(0, 100);
+  const more = issues.length > shown.length ? ` (${issues.length} issues, first ${shown.length} shown)` : '';
+  return new ServiceError(400, `${message}${more}`, { details: shown });
+}

@@ -1,0 +1,99 @@
+// What the table tests share: the table endpoints called as one caller in one workspace, tenants
+// whose /api/v1 bucket stays out of the way, and the shape checks of answers and 400 details.
+import { expect } from 'vitest';
+import type { QuotaOverrides } from '../../db/plans.ts';
+import { type ApiResponse, createTenant, type Tenant, type TestService } from '../helpers/service.ts';
+
+type Body = Record<string, unknown>;
+
+/** The table endpoints as `key` calls them, naming `workspaceId` (body for writes, query for reads). */
+export function tablesApi(svc: TestService, key: string, workspaceId: string) {
+  const rows = (id: string) => `/api/v1/tables/${id}/rows`;
+  const write = (method: string, path: string, body: Body = {}) =>
+    svc.call(method, path, { key, body: { workspaceId, ...body } });
+  const read = (path: string, query: Record<string, string | number | undefined> = {}) =>
+    svc.call('GET', path, { key, query: { workspaceId, ...query } });
+  return {
+    create: (body: Body) => write('POST', '/api/v1/tables', body),
+    list: () => read('/api/v1/tables'),
+    get: (id: string) => read(`/api/v1/tables/${id}`),
+    remove: (id: string) => write('DELETE', `/api/v1/tables/${id}`),
+    insert: (id: string, body: Body) => write('POST', rows(id), body),
+    update: (id: string, filter: unknown, data: unknown) => write('PUT', rows(id), { filter, data }),
+    upsert: (id: string, body: Body) => write('POST', `${rows(id)}/upsert`, body),
+    deleteRows: (id: string, body: Body) => write('DELETE', rows(id), body),
+    deleteColumn: (id: string, columnName: string) =>
+      write('DELETE', `/api/v1/tables/${id}/columns`, { columnName }),
+    getRow: (id: string, rowId: string) => read(`${rows(id)}/${rowId}`),
+    /** filter and sort go as JSON in the query string. */
+    query: (id: string, q: { filter?: unknown; sort?: unknown; limit?: number; offset?: number } = {}) =>
+      read(rows(id), {
+        ...(q.filter !== undefined ? { filter: JSON.stringify(q.filter) } : {}),
+        ...(q.sort !== undefined ? { sort: JSON.stringify(q.sort) } : {}),
+        limit: q.limit,
+        offset: q.offset,
+      }),
+  };
+}
+export type TablesApi = ReturnType<typeof tablesApi>;
+
+/** An enterprise tenant (audit logs readable) whose API bucket never empties, with overrides laid on. */
+export async function roomyTenant(svc: TestService, overrides: QuotaOverrides = {}): Promise<Tenant> {
+  const tenant = await createTenant(svc.admin, { plan: 'enterprise' });
+  await svc.admin.quotas.set.mutate({
+    orgId: tenant.org.id,
+    api: { requestsPerMinute: 100_000, maxBurst: 200_000 },
+    ...overrides,
+  });
+  return tenant;
+}
+
+let n = 0;
+/** A table that must be created; answers it. */
+export async function makeTable(api: TablesApi, columns: Body[], name = `t${Date.now()}_${n++}`) {
+  const res = await api.create({ name, schema: { columns } });
+  expectOk(res);
+  return res.body.data.table as { id: string; name: string; rowCount: number; maxRows: number };
+}
+
+/** A 2xx {success: true, data} answer. */
+export function expectOk(res: ApiResponse) {
+  expect(res.status, JSON.stringify(res.body).slice(0, 500)).toBe(200);
+  expect(res.body.success).toBe(true);
+}
+
+export function expectError(res: ApiResponse, status: number, message?: RegExp) {
+  expect(res.status, JSON.stringify(res.body).slice(0, 500)).toBe(status);
+  expect(typeof res.body.error).toBe('string');
+  if (status !== 400) expect(Object.keys(res.body)).toEqual(['error']);
+  if (message) expect(res.body.error).toMatch(message);
+}
+
+/** A 400 whose details are exactly issues at these paths (in any order). */
+export function expectIssues(res: ApiResponse, paths: (string | number)[][]) {
+  expectError(res, 400);
+  const details = res.body.details as { code: string; path: (string | number)[]; message: string }[];
+  for (const d of details) {
+    expect(typeof d.code).toBe('string');
+    expect(typeof d.message).toBe('string');
+  }
+  expect(details.map((d) => d.path)).toEqual(expect.arrayContaining(paths));
+  expect(details).toHaveLength(paths.length);
+  return details;
+}
+
+/** Every row of a table, in position order (up to 1000). */
+export async function allRows(api: TablesApi, id: string) {
+  const res = await api.query(id, { limit: 1000 });
+  expectOk(res);
+  return res.body.data.rows as { id: string; data: Body; position: number }[];
+}
+
+/** The table's rowCount and the number of rows a query finds: they must agree. */
+export async function expectRowCount(api: TablesApi, id: string, expected: number) {
+  const table = await api.get(id);
+  expectOk(table);
+  const q = await api.query(id, { limit: 1 });
+  expect(table.body.data.table.rowCount).toBe(expected);
+  expect(q.body.data.pagination.total).toBe(expected);
+}

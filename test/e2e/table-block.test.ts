@@ -1,0 +1,183 @@
+// The `table` workflow block end to end: a workflow that inserts, queries, updates and upserts rows of
+// a user table through the real queue and runner, with the table rules (schema, unique columns,
+// workspace scope) holding as they do for the REST endpoints.
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import {
+  adminError,
+  createTenant,
+  startTestService,
+  type Tenant,
+  type TestService,
+} from '../helpers/service.ts';
+import { deployWorkflow } from '../helpers/workflows.ts';
+
+let svc: TestService;
+let tenant: Tenant;
+let tableId: string;
+
+beforeAll(async () => {
+  svc = await startTestService({}, { runner: true });
+  tenant = await createTenant(svc.admin, { plan: 'enterprise' });
+  const created = await svc.call('POST', '/api/v1/tables', {
+    key: tenant.key,
+    body: {
+      workspaceId: tenant.workspace.id,
+      name: 'contacts',
+      schema: {
+        columns: [
+          { name: 'email', type: 'string', required: true, unique: true },
+          { name: 'visits', type: 'number' },
+        ],
+      },
+    },
+  });
+  expect(created.status).toBe(200);
+  tableId = created.body.data.table.id;
+});
+afterAll(() => svc.close());
+
+const run = async (definition: unknown, inputs: Record<string, unknown> = {}) => {
+  const workflowId = await deployWorkflow(svc.admin, tenant.workspace.id, definition);
+  const res = await svc.call('POST', `/api/workflows/${workflowId}/execute`, {
+    key: tenant.key,
+    body: { inputs },
+  });
+  expect(res.status).toBe(200);
+  return res.body;
+};
+
+const rowsOf = async () =>
+  (
+    await svc.call('GET', `/api/v1/tables/${tableId}/rows`, {
+      key: tenant.key,
+      query: { workspaceId: tenant.workspace.id, sort: JSON.stringify({ email: 'asc' }) },
+    })
+  ).body.data.rows.map((r: { data: unknown }) => r.data);
+
+it('inserts, queries, updates and upserts rows of a table named in the workflow', async () => {
+  const result = await run(
+    {
+      inputs: { email: { type: 'string', required: true } },
+      blocks: [
+        {
+          id: 'add',
+          type: 'table',
+          operation: 'insert',
+          table: 'contacts',
+          rows: [
+            { email: '<start.email>', visits: 1 },
+            { email: 'b@example.com', visits: 5 },
+          ],
+        },
+        {
+          id: 'bump',
+          type: 'table',
+          operation: 'update',
+          table: 'contacts',
+          filter: { visits: { lt: 3 } },
+          data: { visits: 2 },
+        },
+        {
+          id: 'again',
+          type: 'table',
+          operation: 'upsert',
+          table: tableId,
+          data: { email: 'b@example.com', visits: 6 },
+        },
+        {
+          id: 'fresh',
+          type: 'table',
+          operation: 'upsert',
+          table: 'contacts',
+          data: { email: 'c@example.com' },
+        },
+        {
+          id: 'read',
+          type: 'table',
+          operation: 'query',
+          table: 'contacts',
+          filter: { visits: { gte: 2 } },
+          sort: { visits: 'desc' },
+          limit: 1,
+        },
+        {
+          id: 'out',
+          type: 'response',
+          data: {
+            inserted: '<add.insertedCount>',
+            updated: '<bump.updatedCount>',
+            upserts: ['<again.operation>', '<fresh.operation>'],
+            top: '<read.rows.0.data>',
+            matching: '<read.total>',
+          },
+        },
+      ],
+      edges: [
+        { from: 'add', to: 'bump' },
+        { from: 'bump', to: 'again' },
+        { from: 'again', to: 'fresh' },
+        { from: 'fresh', to: 'read' },
+        { from: 'read', to: 'out' },
+      ],
+    },
+    { email: 'a@example.com' },
+  );
+  expect(result).toMatchObject({
+    success: true,
+    output: {
+      inserted: 2,
+      updated: 1,
+      upserts: ['update', 'insert'],
+      top: { email: 'b@example.com', visits: 6 },
+      matching: 2,
+    },
+  });
+  expect(await rowsOf()).toEqual([
+    { email: 'a@example.com', visits: 2 },
+    { email: 'b@example.com', visits: 6 },
+    { email: 'c@example.com' },
+  ]);
+});
+
+it('fails the block, and writes nothing, when a row breaks the table rules', async () => {
+  const before = await rowsOf();
+  const insert = (rows: unknown[]) =>
+    run({ blocks: [{ id: 'add', type: 'table', operation: 'insert', table: 'contacts', rows }] });
+  const invalid = await insert([{ email: 'new@example.com' }, { visits: 'many' }]);
+  expect(invalid.success).toBe(false);
+  expect(invalid.error).toContain('rows.1.email: Column email is required');
+  expect(invalid.error).toContain('rows.1.visits');
+  const taken = await insert([{ email: 'new@example.com' }, { email: 'a@example.com' }]);
+  expect(taken.success).toBe(false);
+  expect(taken.error).toContain('rows.1.email');
+  expect(await rowsOf()).toEqual(before);
+});
+
+it('reaches only the tables of its own workspace', async () => {
+  const other = await createTenant(svc.admin, { plan: 'enterprise' });
+  const unknown = await run({ blocks: [{ id: 'q', type: 'table', operation: 'query', table: 'nope' }] });
+  expect(unknown).toMatchObject({ success: false, error: expect.stringContaining('No table named "nope"') });
+  // The other tenant's workflow names this tenant's table by id: not found, as if it did not exist.
+  const workflowId = await deployWorkflow(svc.admin, other.workspace.id, {
+    blocks: [{ id: 'q', type: 'table', operation: 'query', table: tableId }],
+  });
+  const res = await svc.call('POST', `/api/workflows/${workflowId}/execute`, { key: other.key, body: {} });
+  expect(res.body).toMatchObject({ success: false, error: expect.stringContaining('not found') });
+});
+
+it('refuses a malformed table block when the workflow is created', async () => {
+  const bad = async (block: Record<string, unknown>) =>
+    adminError(
+      svc.admin.workflows.create.mutate({
+        workspaceId: tenant.workspace.id,
+        name: 'bad',
+        definition: { blocks: [{ id: 't', type: 'table', table: 'contacts', ...block }] },
+      }),
+    );
+  expect((await bad({ operation: 'drop' })).httpStatus).toBe(400);
+  expect((await bad({ operation: 'insert' })).httpStatus).toBe(400);
+  expect((await bad({ operation: 'insert', data: {}, rows: [] })).httpStatus).toBe(400);
+  expect((await bad({ operation: 'update', data: { visits: 1 } })).httpStatus).toBe(400);
+  expect((await bad({ operation: 'query', limit: 5000 })).httpStatus).toBe(400);
+  expect((await bad({ operation: 'query', limit: 'ten' })).httpStatus).toBe(400);
+});
