@@ -5,7 +5,7 @@ import type { Principal } from './api-keys.ts';
 import type { Actor } from './audit-logs.ts';
 import type { Queryable } from './client.ts';
 import { forbidden, notFound } from './errors.ts';
-import { findWorkspace, type WorkspacePermission, type WorkspaceRow } from './workspaces.ts';
+import type { WorkspacePermission, WorkspaceRow } from './workspaces.ts';
 
 const RANK: Record<WorkspacePermission, number> = { read: 1, write: 2, admin: 3 };
 
@@ -27,14 +27,16 @@ type Resolved =
   | { ok: false; reason: 'missing' | 'other_workspace' | 'no_permission' | 'personal_keys_disabled' };
 
 async function resolve(db: Queryable, principal: Principal, workspaceId: string): Promise<Resolved> {
-  const workspace = await findWorkspace(db, workspaceId);
-  if (!workspace) return { ok: false, reason: 'missing' };
-  if (principal.type === 'workspace') return judge(principal, workspace, null);
-  const [row] = await db.query<{ permission: WorkspacePermission }>(
-    'select permission from workspace_permissions where workspace_id = $1 and user_id = $2',
-    [workspace.id, principal.userId],
+  // The workspace and the user's permission there in one round trip.
+  const [row] = await db.query<WorkspaceRow & { user_permission: WorkspacePermission | null }>(
+    `select w.*, p.permission as user_permission from workspaces w
+       left join workspace_permissions p on p.workspace_id = w.id and p.user_id = $2
+      where w.id = $1`,
+    [workspaceId, principal.type === 'personal' ? principal.userId : null],
   );
-  return judge(principal, workspace, row?.permission ?? null);
+  if (!row) return { ok: false, reason: 'missing' };
+  const { user_permission, ...workspace } = row;
+  return judge(principal, workspace, user_permission);
 }
 
 /** The rules themselves, over a workspace and the user's permission there (null: none). */

@@ -4,6 +4,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { type Actor, recordAudit } from './audit-logs.ts';
 import type { Queryable } from './client.ts';
 import { conflict, isUniqueViolation, notFound } from './errors.ts';
+import type { PlanName, QuotaOverrides } from './plans.ts';
 import { seal } from './secret-box.ts';
 import { findWorkspace } from './workspaces.ts';
 
@@ -151,10 +152,22 @@ export async function revokeApiKey(db: Queryable, actor: Actor, keyId: string): 
   });
 }
 
+/**
+ * The plan a key is billed under outside any one workspace (its /api/v1 rate limit, its usage
+ * figures): a workspace key's workspace's organization; for a personal key, the best plan among
+ * its user's organizations (null organization: the user belongs to none).
+ */
+export interface KeyBilling {
+  organizationId: string | null;
+  plan: PlanName;
+  overrides: QuotaOverrides | null;
+}
+
 /** The caller a key stands for, as resolved on each request. */
-export type Principal =
+export type Principal = (
   | { keyId: string; type: 'personal'; userId: string; userName: string; userEmail: string }
-  | { keyId: string; type: 'workspace'; workspaceId: string; organizationId: string; billedUserId: string };
+  | { keyId: string; type: 'workspace'; workspaceId: string; organizationId: string; billedUserId: string }
+) & { billing: KeyBilling };
 
 type KeyLookupRow = {
   hash: string;
@@ -167,6 +180,9 @@ type KeyLookupRow = {
   organization_id: string | null;
   billed_user_id: string | null;
   last_used_at: Date | null;
+  billing_organization_id: string | null;
+  billing_plan: PlanName | null;
+  billing_overrides: QuotaOverrides | null;
 };
 
 /**
@@ -181,8 +197,19 @@ export async function authenticateApiKeys(db: Queryable, presented: string[]): P
   if (!wanted.length) return presented.map(() => null);
   const rows = await db.query<KeyLookupRow>(
     `select encode(k.key_hash, 'hex') as hash, k.id, k.type, k.user_id, u.name as user_name, u.email as user_email,
-            k.workspace_id, w.organization_id, w.billed_account_user_id as billed_user_id, k.last_used_at
+            k.workspace_id, w.organization_id, w.billed_account_user_id as billed_user_id, k.last_used_at,
+            b.id as billing_organization_id, b.plan as billing_plan, q.overrides as billing_overrides
        from api_keys k left join users u on u.id = k.user_id left join workspaces w on w.id = k.workspace_id
+       left join lateral (
+         select o.id, o.plan, o.created_at, array_position(array['enterprise', 'team', 'pro', 'free'], o.plan) as rank
+           from organizations o where o.id = w.organization_id
+         union all
+         select o.id, o.plan, o.created_at, array_position(array['enterprise', 'team', 'pro', 'free'], o.plan)
+           from members m join organizations o on o.id = m.organization_id
+          where m.user_id = k.user_id and m.departed_at is null
+         order by rank, created_at, id
+         limit 1) b on true
+       left join quota_overrides q on q.organization_id = b.id
       where k.key_hash = any(select decode(h, 'hex') from unnest($1::text[]) as h) and k.revoked_at is null`,
     [wanted],
   );
@@ -200,8 +227,14 @@ export async function authenticateApiKeys(db: Queryable, presented: string[]): P
 }
 
 function principalOf(row: KeyLookupRow): Principal {
+  const billing: KeyBilling = {
+    organizationId: row.billing_organization_id,
+    plan: row.billing_plan ?? 'free',
+    overrides: row.billing_overrides,
+  };
   if (row.type === 'personal') {
     return {
+      billing,
       keyId: row.id,
       type: 'personal',
       userId: row.user_id as string,
@@ -210,6 +243,7 @@ function principalOf(row: KeyLookupRow): Principal {
     };
   }
   return {
+    billing,
     keyId: row.id,
     type: 'workspace',
     workspaceId: row.workspace_id as string,

@@ -157,23 +157,21 @@ async function insertChecked(
   const unknown = slots.filter((s) => !knownFree.includes(s.column));
   await takenIssues(tx, table.id, unknown, issues);
   if (issues.length) throw invalidRows(issues, 'Unique constraint violated');
-  // The rows' data goes as one JSON array (cheaper to send than an array of JSON texts), and does
-  // not come back: the answer is built from the values sent.
-  const inserted = await tx.query<Omit<RowRecord, 'data'>>(
+  // The rows' data goes as one JSON array (cheaper to send than an array of JSON texts), and
+  // nothing per row comes back: ids are made here, positions follow the locked counter, and every
+  // row of the statement has the transaction's timestamp.
+  const [stamp] = await tx.query<{ at: Date }>(
     `with inserted as (
        insert into table_rows (id, table_id, position, data)
        select i.id, $1, $2::bigint + t.ord, t.value
          from jsonb_array_elements($3::jsonb) with ordinality as t(value, ord)
          join unnest($4::uuid[]) with ordinality as i(id, ord) on i.ord = t.ord
-       returning id, position, created_at, updated_at
      ), slots as (
        insert into table_unique_values (table_id, column_name, value_key, row_id)
        select $1, c, k, r from unnest($5::text[], $6::text[], $7::uuid[]) as s(c, k, r)
-     ), counted as (
-       update user_tables set row_count = row_count + $8::int, next_position = next_position + $8::int
-        where id = $1
      )
-     select * from inserted`,
+     update user_tables set row_count = row_count + $8::int, next_position = next_position + $8::int
+      where id = $1 returning now() as at`,
     [
       table.id,
       table.lastPosition,
@@ -185,12 +183,17 @@ async function insertChecked(
       rows.length,
     ],
   );
+  const at = (stamp?.at ?? new Date()).toISOString();
+  const first = table.lastPosition + 1;
   table.rowCount += rows.length;
   table.lastPosition += rows.length;
-  const valuesOf = new Map<string, Record<string, unknown> | undefined>(
-    ids.map((id, i) => [id, rows[i]?.values]),
-  );
-  return inserted.map((r) => toRow({ ...r, data: { ...valuesOf.get(r.id) } })).sort(byPosition);
+  return rows.map((r, i) => ({
+    id: ids[i] as string,
+    data: { ...r.values },
+    position: first + i,
+    createdAt: at,
+    updatedAt: at,
+  }));
 }
 
 /**

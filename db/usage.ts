@@ -41,47 +41,15 @@ export function billingContext(
   };
 }
 
-/**
- * The billing context of a key outside any one workspace (the /api/v1 bucket, the usage-limits
- * record): a workspace key's is its workspace's organization; a personal key's is the best plan
- * among the user's organizations (the user's own subscription), or free when there is none.
- */
-export async function principalBillingContexts(
-  db: Queryable,
-  principals: Principal[],
-): Promise<BillingContext[]> {
-  const rows = await db.query<{
-    ord: number;
-    organization_id: string | null;
-    plan: PlanName | null;
-    overrides: QuotaOverrides | null;
-  }>(
-    `select t.ord::int as ord, o.id as organization_id, o.plan, q.overrides
-       from unnest($1::uuid[], $2::uuid[]) with ordinality as t(user_id, workspace_id, ord)
-       left join lateral (
-         select o.* from organizations o
-          where o.id = (select w.organization_id from workspaces w where w.id = t.workspace_id)
-             or (t.workspace_id is null and o.id in (
-                  select m.organization_id from members m where m.user_id = t.user_id and m.departed_at is null))
-          order by array_position(array['enterprise', 'team', 'pro', 'free'], o.plan), o.created_at, o.id
-          limit 1) o on true
-       left join quota_overrides q on q.organization_id = o.id`,
-    [
-      principals.map((p) => (p.type === 'personal' ? p.userId : null)),
-      principals.map((p) => (p.type === 'workspace' ? p.workspaceId : null)),
-    ],
+/** The billing context of a key outside any one workspace (its /api/v1 bucket, its usage figures). */
+export function principalBillingContext(principal: Principal): BillingContext {
+  const { organizationId, plan, overrides } = principal.billing;
+  return billingContext(
+    plan,
+    overrides,
+    organizationId,
+    principal.type === 'personal' ? principal.userId : principal.billedUserId,
   );
-  const byOrd = new Map(rows.map((r) => [r.ord, r]));
-  return principals.map((p, i) => {
-    const row = byOrd.get(i + 1);
-    const billedUserId = p.type === 'personal' ? p.userId : p.billedUserId;
-    return billingContext(
-      row?.plan ?? 'free',
-      row?.overrides ?? null,
-      row?.organization_id ?? null,
-      billedUserId,
-    );
-  });
 }
 
 /** The billing period an instant falls in: its calendar month, UTC. */

@@ -7,7 +7,7 @@ import type { Principal } from '../../db/api-keys.ts';
 import { createBatcher } from '../../db/batcher.ts';
 import { ServiceError } from '../../db/errors.ts';
 import { type BucketFigures, bucketFigures, takeRateTokens } from '../../db/rate-limits.ts';
-import { principalBillingContexts } from '../../db/usage.ts';
+import { principalBillingContext } from '../../db/usage.ts';
 import type { ApiDeps, ApiEnv } from '../context.ts';
 
 /** The X-RateLimit-* headers of a bucket (Reset in Unix seconds, as most clients parse it). */
@@ -20,16 +20,12 @@ export function rateLimitHeaders(f: BucketFigures): Record<string, string> {
 }
 
 export function apiRateLimit({ db, config, clock }: Pick<ApiDeps, 'db' | 'config' | 'clock'>) {
-  // Requests arriving together resolve their plans and take their tokens together.
+  // Requests arriving together take their tokens together, in one statement.
   const take = createBatcher(async (asks: { principal: Principal; wanted: number }[]) => {
-    const contexts = await principalBillingContexts(
-      db,
-      asks.map((a) => a.principal),
-    );
     const states = await takeRateTokens(
       db,
-      asks.map((a, i) => {
-        const ctx = contexts[i] as (typeof contexts)[number];
+      asks.map((a) => {
+        const ctx = principalBillingContext(a.principal);
         return { subject: ctx.subject, kind: 'api' as const, rate: ctx.limits.api, wanted: a.wanted };
       }),
       clock(),

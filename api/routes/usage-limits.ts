@@ -3,7 +3,7 @@
 // isLimited, requestsPerMinute, maxBurst, resetAt and authType.
 import { Hono } from 'hono';
 import type { BucketFigures } from '../../db/rate-limits.ts';
-import { currentUsage, principalBillingContexts } from '../../db/usage.ts';
+import { currentUsage, principalBillingContext } from '../../db/usage.ts';
 import type { ApiDeps, ApiEnv } from '../context.ts';
 
 function bucket(f: BucketFigures) {
@@ -21,8 +21,7 @@ function bucket(f: BucketFigures) {
 
 export function usageLimitRoutes({ db, config, clock }: ApiDeps) {
   return new Hono<ApiEnv>().get('/', async (c) => {
-    const [ctx] = await principalBillingContexts(db, [c.get('principal')]);
-    if (!ctx) throw new Error('no billing context resolved');
+    const ctx = principalBillingContext(c.get('principal'));
     const usage = await currentUsage(db, ctx, clock());
     const limitBytes = ctx.limits.storageLimitBytes;
     return c.json({
