@@ -4,16 +4,13 @@
 // BENCH_DATABASE_URL names the server (default: the local one); a scratch database is made and dropped.
 import { Hono } from 'hono';
 import { startApi } from '../api/start.ts';
-import { ADMIN_ACTOR } from '../db/audit-logs.ts';
-import { setQuotas } from '../db/quotas.ts';
-import { createWorkflow, deployWorkflow } from '../db/workflows.ts';
 import { createLogger } from '../logger.ts';
 import { startBoss } from '../runner/boss.ts';
 import { listen } from '../serve.ts';
 import { load, spawnRunner, type Target } from './lib/processes.ts';
 import { startScratchService } from './lib/scratch-service.ts';
 import { printTable, type Row } from './lib/table.ts';
-import { THREE_BLOCKS } from './lib/workflows.ts';
+import { deployBenchWorkflow } from './lib/workflows.ts';
 
 const ASYNC_COUNT = Number(process.env.BENCH_ASYNC_COUNT ?? 10_000);
 const SYNC_SAMPLES = Number(process.env.BENCH_SYNC_SAMPLES ?? 2_000);
@@ -24,18 +21,7 @@ const log = createLogger(config.LOG_LEVEL);
 const rows: Row[] = [];
 
 try {
-  // Limits high enough never to refuse a bench request: this bench measures execution itself.
-  await setQuotas(db, svc.organizationId, {
-    sync: { requestsPerMinute: 1_000_000, maxBurst: 2_000_000 },
-    async: { requestsPerMinute: 1_000_000, maxBurst: 2_000_000 },
-    usageLimit: 1_000_000,
-  });
-  const wf = await createWorkflow(db, ADMIN_ACTOR, {
-    workspaceId: svc.workspaceId,
-    name: 'bench',
-    definition: THREE_BLOCKS,
-  });
-  await deployWorkflow(db, ADMIN_ACTOR, wf.id);
+  const workflowId = await deployBenchWorkflow(svc);
   const headers = { 'X-API-Key': svc.apiKey, 'Content-Type': 'application/json' };
 
   // Baseline server: the same HTTP stack and pool, one SELECT 1 per request.
@@ -50,7 +36,7 @@ try {
 
   const select1: Target = { url: `${baselineServer.url}/select1`, method: 'GET', headers: {} };
   const executeSync: Target = {
-    url: `${apiServer.url}/api/workflows/${wf.id}/execute`,
+    url: `${apiServer.url}/api/workflows/${workflowId}/execute`,
     method: 'POST',
     headers,
     body: JSON.stringify({ inputs: { name: 'Ada' } }),
@@ -91,7 +77,7 @@ try {
 
   // Async drain: queue everything with no runner up, then time one runner emptying the queue.
   const executeAsync = () =>
-    fetch(`${apiServer.url}/api/workflows/${wf.id}/execute`, {
+    fetch(`${apiServer.url}/api/workflows/${workflowId}/execute`, {
       method: 'POST',
       headers,
       body: JSON.stringify({ inputs: { name: 'Ada' }, async: true }),

@@ -4,16 +4,13 @@
 // alternate for several rounds and each side reports its median, so drift on a shared machine
 // falls on both. Target: billing on keeps at least 90 % of the throughput.
 import { startApi } from '../api/start.ts';
-import { ADMIN_ACTOR } from '../db/audit-logs.ts';
-import { setQuotas } from '../db/quotas.ts';
-import { createWorkflow, deployWorkflow } from '../db/workflows.ts';
 import { createLogger } from '../logger.ts';
 import { startBoss } from '../runner/boss.ts';
 import { listen } from '../serve.ts';
 import { load, spawnRunner, type Target } from './lib/processes.ts';
 import { startScratchService } from './lib/scratch-service.ts';
 import { printTable } from './lib/table.ts';
-import { THREE_BLOCKS } from './lib/workflows.ts';
+import { deployBenchWorkflow } from './lib/workflows.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const REQUESTS = Number(process.env.BENCH_SYNC_SAMPLES ?? 2_000) * 2;
@@ -22,17 +19,7 @@ const svc = await startScratchService();
 const { db, config } = svc;
 const log = createLogger(config.LOG_LEVEL);
 try {
-  // Limits no bench request reaches, so every request is admitted and the work is the same.
-  await setQuotas(db, svc.organizationId, {
-    sync: { requestsPerMinute: 1_000_000, maxBurst: 2_000_000 },
-    usageLimit: 1_000_000,
-  });
-  const wf = await createWorkflow(db, ADMIN_ACTOR, {
-    workspaceId: svc.workspaceId,
-    name: 'bench',
-    definition: THREE_BLOCKS,
-  });
-  await deployWorkflow(db, ADMIN_ACTOR, wf.id);
+  const workflowId = await deployBenchWorkflow(svc);
 
   const sender = await startBoss(db, { log, supervise: false });
   const metered = await startApi({ db, config, log, queue: sender });
@@ -40,7 +27,7 @@ try {
   const servers = [await listen(metered.app, 0, '127.0.0.1'), await listen(unmetered.app, 0, '127.0.0.1')];
   const runner = await spawnRunner(config);
   const target = (url: string): Target => ({
-    url: `${url}/api/workflows/${wf.id}/execute`,
+    url: `${url}/api/workflows/${workflowId}/execute`,
     method: 'POST',
     headers: { 'X-API-Key': svc.apiKey, 'Content-Type': 'application/json' },
     body: JSON.stringify({ inputs: { name: 'Ada' } }),

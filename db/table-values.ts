@@ -3,6 +3,7 @@
 // ISO instant, so text order is time order; unique values as a canonical text key).
 import { z } from 'zod';
 import { type FieldIssue, ServiceError } from './errors.ts';
+import { parseIsoInstant } from './instants.ts';
 
 export const COLUMN_TYPES = ['string', 'number', 'boolean', 'date', 'json'] as const;
 export type ColumnType = (typeof COLUMN_TYPES)[number];
@@ -72,25 +73,6 @@ export function parseColumns(input: unknown, path: (string | number)[] = ['schem
     required: c.required === true,
     unique: c.unique === true,
   }));
-}
-
-const ISO_DATE = /^(\d{4}-\d{2}-\d{2})(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
-const FIRST_INSTANT = Date.parse('0001-01-01T00:00:00.000Z');
-const LAST_INSTANT = Date.parse('9999-12-31T23:59:59.999Z');
-
-/**
- * The instant an ISO 8601 date or date-time names, or null. Without an offset it is UTC. An
- * impossible day (Feb 30) is refused rather than rolled over, and years stay within 1 to 9999 so
- * the stored text (toISOString) always has four year digits and sorts as time does.
- */
-export function parseIsoInstant(v: string): Date | null {
-  const m = ISO_DATE.exec(v);
-  const day = m?.[1];
-  if (!m || !day) return null;
-  const midnight = Date.parse(`${day}T00:00:00Z`);
-  if (Number.isNaN(midnight) || new Date(midnight).toISOString().slice(0, 10) !== day) return null;
-  const t = Date.parse(m[2] && !m[5] ? `${v}Z` : v);
-  return Number.isNaN(t) || t < FIRST_INSTANT || t > LAST_INSTANT ? null : new Date(t);
 }
 
 // The form dates are stored in (toISOString's): most values written back arrive in it already, and

@@ -1,4 +1,11 @@
-// The workflow the execution benches run: a function, a condition on its output, a response.
+// The workflow the execution benches run (a function, a condition on its output, a response), and
+// its deployment on a scratch service whose limits no bench request reaches: the benches measure
+// execution, so every request must be admitted.
+import { ADMIN_ACTOR } from '../../db/audit-logs.ts';
+import { setQuotas } from '../../db/quotas.ts';
+import { createWorkflow, deployWorkflow } from '../../db/workflows.ts';
+import type { ScratchService } from './scratch-service.ts';
+
 export const THREE_BLOCKS = {
   inputs: { name: { type: 'string', required: true } },
   blocks: [
@@ -16,3 +23,19 @@ export const THREE_BLOCKS = {
     { from: 'check', to: 'done', branch: 'short' },
   ],
 };
+
+/** Deploys THREE_BLOCKS with the organization's limits out of reach; answers the workflow id. */
+export async function deployBenchWorkflow(svc: ScratchService): Promise<string> {
+  await setQuotas(svc.db, svc.organizationId, {
+    sync: { requestsPerMinute: 1_000_000, maxBurst: 2_000_000 },
+    async: { requestsPerMinute: 1_000_000, maxBurst: 2_000_000 },
+    usageLimit: 1_000_000,
+  });
+  const wf = await createWorkflow(svc.db, ADMIN_ACTOR, {
+    workspaceId: svc.workspaceId,
+    name: 'bench',
+    definition: THREE_BLOCKS,
+  });
+  await deployWorkflow(svc.db, ADMIN_ACTOR, wf.id);
+  return wf.id;
+}
