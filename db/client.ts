@@ -141,11 +141,28 @@ export function openPostgres(url: string, options: { max?: number } = {}): Db {
   };
 }
 
+// Prepared statements skip parsing and, once Postgres settles on a generic plan, planning: for our
+// short hot statements planning costs more than running (an API-key lookup: 0.6 ms planning, 0.1 ms
+// execution). Each connection keeps what it prepared, so only the first MAX_PREPARED distinct texts
+// a process sends are prepared: the fixed statements of the service come first, and text built
+// from user input (table filters) cannot grow the caches without bound.
+const MAX_PREPARED = 2000;
+const prepared = new Set<string>();
+const shouldPrepare = (text: string) => {
+  if (prepared.has(text)) return true;
+  if (prepared.size >= MAX_PREPARED) return false;
+  prepared.add(text);
+  return true;
+};
+
 const run = async <T>(
   exec: postgres.Sql | postgres.TransactionSql,
   text: string,
   params: readonly unknown[],
-) => (await exec.unsafe(text, params as postgres.ParameterOrJSON<never>[])) as unknown as T[];
+) =>
+  (await exec.unsafe(text, params as postgres.ParameterOrJSON<never>[], {
+    prepare: params.length > 0 && shouldPrepare(text),
+  })) as unknown as T[];
 
 // Several statements answer a list of results; one statement answers its rows.
 const scriptRows = async (
