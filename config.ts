@@ -64,6 +64,26 @@ const envSchema = z.object({
   RUN_MIGRATIONS: bool.default(true),
   // Rate limits, spend limits and spend accounting; a self-hosted service may turn them off.
   BILLING_ENABLED: bool.default(true),
+  // Where uploaded files are kept: local disk under DATA_DIR, or an S3-compatible bucket shared
+  // by several API processes.
+  STORAGE_DRIVER: z.enum(['local', 's3']).default('local'),
+  S3_ENDPOINT: z.url().optional(),
+  S3_REGION: z.string().min(1).default('us-east-1'),
+  S3_BUCKET: z.string().min(1).optional(),
+  S3_ACCESS_KEY_ID: z.string().min(1).optional(),
+  S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
+  S3_FORCE_PATH_STYLE: bool.default(true),
+});
+
+// Rules across variables, named by the variable to fix.
+const checkedEnvSchema = envSchema.superRefine((env, ctx) => {
+  if (env.STORAGE_DRIVER === 's3' && !env.S3_BUCKET)
+    ctx.addIssue({ code: 'custom', path: ['S3_BUCKET'], message: 'is required when STORAGE_DRIVER is s3' });
+  // One without the other would silently fall back to the SDK's default credentials.
+  if (!env.S3_ACCESS_KEY_ID !== !env.S3_SECRET_ACCESS_KEY) {
+    const missing = env.S3_ACCESS_KEY_ID ? 'S3_SECRET_ACCESS_KEY' : 'S3_ACCESS_KEY_ID';
+    ctx.addIssue({ code: 'custom', path: [missing], message: 'is required with the other S3 credential' });
+  }
 });
 
 export type Env = z.input<typeof envSchema>;
@@ -85,13 +105,20 @@ export function decodeKey(value: string): Buffer | null {
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   // An empty variable means unset, as shells and .env files commonly produce them.
   const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
-  const parsed = envSchema.safeParse(present);
+  const parsed = checkedEnvSchema.safeParse(present);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const name = String(issue?.path[0] ?? 'environment');
     const value = env[name];
-    const secret = ['ADMIN_TOKEN', 'ENCRYPTION_KEY', 'BOOTSTRAP_API_KEY', 'OPENAI_API_KEY'].includes(name);
-    const shown = secret ? '' : ` (got "${value}")`;
+    const secret = [
+      'ADMIN_TOKEN',
+      'ENCRYPTION_KEY',
+      'BOOTSTRAP_API_KEY',
+      'OPENAI_API_KEY',
+      'S3_SECRET_ACCESS_KEY',
+    ].includes(name);
+    // A variable that must be set but is not has no value to show.
+    const shown = secret || value === undefined ? '' : ` (got "${value}")`;
     throw new ConfigError(`Invalid configuration: ${name} ${issue?.message ?? 'is invalid'}${shown}`);
   }
   const { ENCRYPTION_KEY, ...rest } = parsed.data;

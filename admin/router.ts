@@ -1,4 +1,6 @@
 // The admin plane's root router; its type is what the typed client and the CLI are built on.
+import { filesRouter } from './routers/files.ts';
+import { foldersRouter } from './routers/folders.ts';
 import { keysRouter } from './routers/keys.ts';
 import { membersRouter } from './routers/members.ts';
 import { orgsRouter } from './routers/orgs.ts';
@@ -18,6 +20,8 @@ export const adminRouter = router({
   quotas: quotasRouter,
   workflows: workflowsRouter,
   secrets: secretsRouter,
+  folders: foldersRouter,
+  files: filesRouter,
 });
 
 export type AdminRouter = typeof adminRouter;

@@ -1,12 +1,15 @@
 // Builds the public REST API as a Hono app (no listening here: tests call app.request()).
 import { Hono } from 'hono';
 import { requestId } from 'hono/request-id';
+import { createStorage } from '../storage/index.ts';
 import type { ApiDeps, ApiEnv } from './context.ts';
 import { apiKeyAuth } from './middleware/auth.ts';
 import { jsonBodyLimit } from './middleware/body-limit.ts';
 import { errorHandler, notFoundHandler } from './middleware/errors.ts';
 import { apiRateLimit } from './middleware/rate-limit.ts';
 import { auditLogRoutes } from './routes/audit-logs.ts';
+import { docRoutes } from './routes/docs.ts';
+import { fileRoutes } from './routes/files.ts';
 import { jobRoutes } from './routes/jobs.ts';
 import { logRoutes } from './routes/logs.ts';
 import { tableRoutes } from './routes/tables.ts';
@@ -29,6 +32,8 @@ export function createApp(deps: ApiDeps) {
   app.route('/api/v1/audit-logs', auditLogRoutes(deps));
   app.route('/api/v1/logs', logRoutes(deps));
   app.route('/api/v1/tables', tableRoutes(deps));
+  app.route('/api/v1/files', fileRoutes({ ...deps, storage: createStorage(deps.config) }));
+  app.route('/api/v1/docs', docRoutes(deps));
   app.route('/api/workflows', workflowRoutes(deps));
   app.route('/api/jobs', jobRoutes(deps));
   app.route('/api/users/me/usage-limits', usageLimitRoutes(deps));

@@ -79,12 +79,26 @@ export async function periodSpend(
   return spend;
 }
 
+// The files billed to a subject (archived ones too: they still take space). An organization pays
+// for all its workspaces on team and enterprise; on free and pro each workspace's billed user does.
+const STORAGE_USED_SQL = {
+  org: `select coalesce(sum(f.size), 0)::bigint as used from files f
+          join workspaces w on w.id = f.workspace_id join organizations o on o.id = w.organization_id
+         where o.id = $1::uuid and o.plan in ('team', 'enterprise')`,
+  user: `select coalesce(sum(f.size), 0)::bigint as used from files f
+           join workspaces w on w.id = f.workspace_id join organizations o on o.id = w.organization_id
+          where w.billed_account_user_id = $1::uuid and o.plan in ('free', 'pro')`,
+} as const;
+
 /**
- * Storage used by a billed subject, in bytes: files and knowledge documents. Neither exists yet, so
- * nothing is stored; their issues add their sizes here.
+ * Storage used by a billed subject ('org:<id>' or 'user:<id>'), in bytes: its files. Knowledge
+ * documents will add theirs here.
  */
-export async function storageUsedBytes(_db: Queryable, _subject: string): Promise<number> {
-  return 0;
+export async function storageUsedBytes(db: Queryable, subject: string): Promise<number> {
+  const [kind, id] = subject.split(':') as [string, string | undefined];
+  if ((kind !== 'org' && kind !== 'user') || !id || id === 'null') return 0;
+  const [row] = await db.query<{ used: number | string }>(STORAGE_USED_SQL[kind], [id]);
+  return Number(row?.used ?? 0);
 }
 
 /** The `limits` object of every execution response; spend null when billing is off (never exceeded). */
