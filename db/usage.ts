@@ -63,20 +63,13 @@ export function billingPeriod(now: Date): { start: Date; end: Date } {
 /** The first day of the billing period of `now`, as a date. */
 const periodStartOf = (now: Date) => billingPeriod(now).start.toISOString().slice(0, 10);
 
-/** Each subject's spend in the billing period of `now`, in dollars (0 when nothing was spent). */
-export async function periodSpend(
-  db: Queryable,
-  subjects: string[],
-  now: Date,
-): Promise<Map<string, number>> {
-  const distinct = [...new Set(subjects)];
-  const rows = await db.query<{ subject: string; cost: string }>(
-    'select subject, cost from usage_periods where subject = any($1::text[]) and period_start = $2::date',
-    [distinct, periodStartOf(now)],
+/** A subject's spend in the billing period of `now`, in dollars (0 when nothing was spent). */
+async function periodSpend(db: Queryable, subject: string, now: Date): Promise<number> {
+  const [row] = await db.query<{ cost: string }>(
+    'select cost from usage_periods where subject = $1 and period_start = $2::date',
+    [subject, periodStartOf(now)],
   );
-  const spend = new Map(distinct.map((s) => [s, 0]));
-  for (const r of rows) spend.set(r.subject, Number(r.cost));
-  return spend;
+  return Number(row?.cost ?? 0);
 }
 
 // The files billed to a subject (archived ones too: they still take space). An organization pays
@@ -209,7 +202,7 @@ export async function currentUsage(db: Queryable, ctx: BillingContext, now: Date
     })),
     now,
   );
-  const spend = (await periodSpend(db, [ctx.subject], now)).get(ctx.subject) ?? 0;
+  const spend = await periodSpend(db, ctx.subject, now);
   return {
     buckets: { sync: bucketFigures(sync as BucketState), async: bucketFigures(async as BucketState) },
     spend: roundMicro(spend),

@@ -7,9 +7,15 @@
 //   upsert: data, conflictTarget?              → {row, operation: insert | update}
 import { z } from 'zod';
 import { ServiceError } from '../../db/errors.ts';
-import { queryRows } from '../../db/table-row-queries.ts';
-import { insertRows, isUuid, type TableRef, updateRows, upsertRow } from '../../db/table-rows.ts';
-import { findTableByName } from '../../db/tables.ts';
+import { isUuid } from '../../db/table-rows.ts';
+import {
+  findTableByName,
+  insertRows,
+  queryRows,
+  type TableRef,
+  updateRows,
+  upsertRow,
+} from '../../db/tables.ts';
 import type { BlockContext, BlockType } from './block.ts';
 
 // A field may hold a reference, resolved to its value only when the block runs.

@@ -37,6 +37,16 @@ export function tablesApi(svc: TestService, key: string, workspaceId: string) {
 }
 export type TablesApi = ReturnType<typeof tablesApi>;
 
+/** People: a required unique email, and one optional column of each type. */
+export const PEOPLE = [
+  { name: 'email', type: 'string', required: true, unique: true },
+  { name: 'name', type: 'string' },
+  { name: 'age', type: 'number' },
+  { name: 'active', type: 'boolean' },
+  { name: 'born', type: 'date' },
+  { name: 'meta', type: 'json' },
+];
+
 /** An enterprise tenant (audit logs readable) whose API bucket never empties, with overrides laid on. */
 export async function roomyTenant(svc: TestService, overrides: QuotaOverrides = {}): Promise<Tenant> {
   const tenant = await createTenant(svc.admin, { plan: 'enterprise' });

@@ -10,6 +10,7 @@ import {
   expectOk,
   expectRowCount,
   makeTable,
+  PEOPLE,
   roomyTenant,
   type TablesApi,
   tablesApi,
@@ -26,15 +27,6 @@ beforeAll(async () => {
 });
 afterAll(() => svc.close());
 
-/** People: a required unique email, and one optional column of each type. */
-const PEOPLE = [
-  { name: 'email', type: 'string', required: true, unique: true },
-  { name: 'name', type: 'string' },
-  { name: 'age', type: 'number' },
-  { name: 'active', type: 'boolean' },
-  { name: 'born', type: 'date' },
-  { name: 'meta', type: 'json' },
-];
 const people = () => makeTable(api, PEOPLE);
 
 describe('insert one row', () => {
