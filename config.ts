@@ -61,6 +61,13 @@ const envSchema = z.object({
     .default(10 * 1024 * 1024),
   OPENAI_BASE_URL: z.url().optional(),
   OPENAI_API_KEY: z.string().min(1).optional(),
+  // Knowledge bases embed with `local` (offline, lexical) or `openai` (OPENAI_BASE_URL serves any
+  // compatible server); unset: openai when OPENAI_API_KEY is set, else local.
+  EMBEDDING_PROVIDER: z.enum(['local', 'openai']).optional(),
+  EMBEDDING_MODEL: z.string().min(1).default('text-embedding-3-small'),
+  // Documents one runner ingests at once (parsing and chunking take a worker thread each).
+  INGEST_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
+  INGEST_MEMORY_MB: z.coerce.number().int().min(128).max(16384).default(1024),
   RUN_MIGRATIONS: bool.default(true),
   // Rate limits, spend limits and spend accounting; a self-hosted service may turn them off.
   BILLING_ENABLED: bool.default(true),

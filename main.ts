@@ -16,7 +16,7 @@ const runner = await startRunner({ db, config, log, encryptionKey });
 const api = await startApi({ db, config, log, queue: runner.boss });
 const apiServer = await listen(api.app, config.PORT, config.HOST);
 const admin = await listen(
-  createAdminApp({ db, config, log, encryptionKey }),
+  createAdminApp({ db, config, log, encryptionKey, queue: runner.boss }),
   config.ADMIN_PORT,
   config.ADMIN_HOST,
 );

@@ -3,10 +3,20 @@ import { TRPCError } from '@trpc/server';
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import { Hono } from 'hono';
 import { verifyAdminToken } from '../db/bootstrap.ts';
+import { createEmbedders } from '../runner/embeddings/index.ts';
+import { createStorage } from '../storage/index.ts';
 import { adminRouter } from './router.ts';
 import type { AdminContext } from './trpc.ts';
 
-export function createAdminApp(ctx: AdminContext) {
+/** The admin app; storage and embedders default to what the configuration names. */
+export function createAdminApp(
+  deps: Omit<AdminContext, 'storage' | 'embedders'> & Partial<Pick<AdminContext, 'storage' | 'embedders'>>,
+) {
+  const ctx: AdminContext = {
+    ...deps,
+    storage: deps.storage ?? createStorage(deps.config),
+    embedders: deps.embedders ?? createEmbedders(deps.config),
+  };
   const app = new Hono();
   app.get('/health', (c) => c.json({ status: 'ok' }));
   app.all('/trpc/*', (c) =>

@@ -3,6 +3,7 @@
 import { loadConfigOrExit, requireServerDatabase } from '../config.ts';
 import { bootstrapBanner, startDatabase } from '../db/startup.ts';
 import { createLogger } from '../logger.ts';
+import { startBoss } from '../runner/boss.ts';
 import { listen } from '../serve.ts';
 import { onShutdown } from '../shutdown.ts';
 import { createAdminApp } from './app.ts';
@@ -14,12 +15,14 @@ if (process.argv.length > 2) {
   const config = requireServerDatabase(loadConfigOrExit(), 'admin');
   const log = createLogger(config.LOG_LEVEL, { process: 'admin' });
   const { db, encryptionKey, bootstrapped } = await startDatabase(config, log);
+  // A sender only: the runners do the queue's maintenance.
+  const queue = await startBoss(db, { log, supervise: false });
   const server = await listen(
-    createAdminApp({ db, config, log, encryptionKey }),
+    createAdminApp({ db, config, log, encryptionKey, queue }),
     config.ADMIN_PORT,
     config.ADMIN_HOST,
   );
   for (const line of bootstrapBanner(bootstrapped)) console.log(line);
   console.log(`Admin plane listening on ${server.url}/trpc`);
-  onShutdown(log, [server.close, db.close]);
+  onShutdown(log, [server.close, () => queue.stop({ graceful: false, close: false }), db.close]);
 }

@@ -2,6 +2,7 @@
 import { filesRouter } from './routers/files.ts';
 import { foldersRouter } from './routers/folders.ts';
 import { keysRouter } from './routers/keys.ts';
+import { knowledgeRouter } from './routers/knowledge.ts';
 import { membersRouter } from './routers/members.ts';
 import { orgsRouter } from './routers/orgs.ts';
 import { quotasRouter } from './routers/quotas.ts';
@@ -22,6 +23,7 @@ export const adminRouter = router({
   secrets: secretsRouter,
   folders: foldersRouter,
   files: filesRouter,
+  knowledge: knowledgeRouter,
 });
 
 export type AdminRouter = typeof adminRouter;

@@ -3,10 +3,13 @@
 import { initTRPC, TRPCError } from '@trpc/server';
 import { ZodError } from 'zod';
 import { issuesOf } from '../api/middleware/validate.ts';
+import type { PgBoss } from 'pg-boss';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/client.ts';
 import { type FieldIssue, ServiceError } from '../db/errors.ts';
 import type { Logger } from '../logger.ts';
+import type { Embedders } from '../runner/embeddings/embedder.ts';
+import type { StorageDriver } from '../storage/driver.ts';
 
 export interface AdminContext {
   db: Db;
@@ -14,6 +17,11 @@ export interface AdminContext {
   log: Logger;
   /** The AES-256 key that seals API keys and secrets. */
   encryptionKey: Buffer;
+  /** Sends jobs to the runners (documents to process again). */
+  queue: PgBoss;
+  /** Where uploaded bytes are kept: removed with their records. */
+  storage: StorageDriver;
+  embedders: Embedders;
 }
 
 const CODES: Record<number, TRPCError['code']> = {
@@ -24,6 +32,7 @@ const CODES: Record<number, TRPCError['code']> = {
   404: 'NOT_FOUND',
   409: 'CONFLICT',
   413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
   422: 'UNPROCESSABLE_CONTENT',
   429: 'TOO_MANY_REQUESTS',
   503: 'SERVICE_UNAVAILABLE',

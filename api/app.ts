@@ -1,6 +1,7 @@
 // Builds the public REST API as a Hono app (no listening here: tests call app.request()).
 import { Hono } from 'hono';
 import { requestId } from 'hono/request-id';
+import { createEmbedders } from '../runner/embeddings/index.ts';
 import { createStorage } from '../storage/index.ts';
 import type { ApiDeps, ApiEnv } from './context.ts';
 import { apiKeyAuth } from './middleware/auth.ts';
@@ -11,6 +12,7 @@ import { auditLogRoutes } from './routes/audit-logs.ts';
 import { docRoutes } from './routes/docs.ts';
 import { fileRoutes } from './routes/files.ts';
 import { jobRoutes } from './routes/jobs.ts';
+import { knowledgeRoutes } from './routes/knowledge.ts';
 import { logRoutes } from './routes/logs.ts';
 import { tableRoutes } from './routes/tables.ts';
 import { usageLimitRoutes } from './routes/usage-limits.ts';
@@ -32,7 +34,9 @@ export function createApp(deps: ApiDeps) {
   app.route('/api/v1/audit-logs', auditLogRoutes(deps));
   app.route('/api/v1/logs', logRoutes(deps));
   app.route('/api/v1/tables', tableRoutes(deps));
-  app.route('/api/v1/files', fileRoutes({ ...deps, storage: createStorage(deps.config) }));
+  const storage = createStorage(deps.config);
+  app.route('/api/v1/files', fileRoutes({ ...deps, storage }));
+  app.route('/api/v1/knowledge', knowledgeRoutes({ ...deps, storage, embedders: createEmbedders(deps.config) }));
   app.route('/api/v1/docs', docRoutes(deps));
   app.route('/api/workflows', workflowRoutes(deps));
   app.route('/api/jobs', jobRoutes(deps));

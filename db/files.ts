@@ -7,8 +7,7 @@ import { type Actor, recordAudit } from './audit-logs.ts';
 import type { Queryable } from './client.ts';
 import { conflict, invalidField, isUniqueViolation, notFound, ServiceError } from './errors.ts';
 import { isPlainName, requireFolder } from './folders.ts';
-import type { PlanName, QuotaOverrides } from './plans.ts';
-import { billingContext, storageUsedBytes } from './usage.ts';
+import { reserveStorage } from './storage-quota.ts';
 
 /** The largest file: 100 MB, in binary megabytes as the spec's clients count them. */
 export const MAX_FILE_BYTES = 104_857_600;
@@ -109,29 +108,7 @@ export async function createFile(db: Queryable, actor: Actor, input: NewFile): P
   if (!isMediaType(input.mediaType)) throw new Error(`not a media type: ${input.mediaType}`);
   try {
     return await db.transaction(async (tx) => {
-      const [ws] = await tx.query<{
-        organization_id: string;
-        billed_account_user_id: string;
-        plan: PlanName;
-        overrides: QuotaOverrides | null;
-      }>(
-        `select w.organization_id, w.billed_account_user_id, o.plan, q.overrides
-           from workspaces w join organizations o on o.id = w.organization_id
-           left join quota_overrides q on q.organization_id = o.id
-          where w.id = $1`,
-        [input.workspaceId],
-      );
-      if (!ws) throw notFound('Workspace');
-      const ctx = billingContext(ws.plan, ws.overrides, ws.organization_id, ws.billed_account_user_id);
-      await tx.query('select pg_advisory_xact_lock(hashtextextended($1, 0))', [`storage:${ctx.subject}`]);
-      const used = await storageUsedBytes(tx, ctx.subject);
-      const limit = ctx.limits.storageLimitBytes;
-      if (used + input.size > limit) {
-        throw new ServiceError(
-          413,
-          `Storage limit reached: ${used} of ${limit} bytes used and this file has ${input.size} (${ctx.plan} plan)`,
-        );
-      }
+      const { organizationId } = await reserveStorage(tx, input.workspaceId, input.size, 'this file');
       const [row] = await tx.query<FileRow>(
         `insert into files (workspace_id, name, size, media_type, storage_key, uploaded_by)
          values ($1, $2, $3, $4, $5, $6) returning *`,
@@ -139,7 +116,7 @@ export async function createFile(db: Queryable, actor: Actor, input: NewFile): P
       );
       const file = toFile(row as FileRow);
       await recordAudit(tx, actor, {
-        organizationId: ws.organization_id,
+        organizationId,
         workspaceId: input.workspaceId,
         action: 'file.uploaded',
         resourceType: 'file',

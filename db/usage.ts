@@ -72,21 +72,21 @@ async function periodSpend(db: Queryable, subject: string, now: Date): Promise<n
   return Number(row?.cost ?? 0);
 }
 
-// The files billed to a subject (archived ones too: they still take space). An organization pays
-// for all its workspaces on team and enterprise; on free and pro each workspace's billed user does.
+// The bytes billed to a subject: its files (archived ones too: they still take space) and knowledge
+// documents. An organization pays for all its workspaces on team and enterprise; on free and pro
+// each workspace's billed user does.
+const STORED_SIZES = `select workspace_id, size from files
+   union all select workspace_id, file_size from knowledge_documents`;
 const STORAGE_USED_SQL = {
-  org: `select coalesce(sum(f.size), 0)::bigint as used from files f
-          join workspaces w on w.id = f.workspace_id join organizations o on o.id = w.organization_id
+  org: `select coalesce(sum(s.size), 0)::bigint as used from (${STORED_SIZES}) s
+          join workspaces w on w.id = s.workspace_id join organizations o on o.id = w.organization_id
          where o.id = $1::uuid and o.plan in ('team', 'enterprise')`,
-  user: `select coalesce(sum(f.size), 0)::bigint as used from files f
-           join workspaces w on w.id = f.workspace_id join organizations o on o.id = w.organization_id
+  user: `select coalesce(sum(s.size), 0)::bigint as used from (${STORED_SIZES}) s
+           join workspaces w on w.id = s.workspace_id join organizations o on o.id = w.organization_id
           where w.billed_account_user_id = $1::uuid and o.plan in ('free', 'pro')`,
 } as const;
 
-/**
- * Storage used by a billed subject ('org:<id>' or 'user:<id>'), in bytes: its files. Knowledge
- * documents will add theirs here.
- */
+/** Storage used by a billed subject ('org:<id>' or 'user:<id>'), in bytes: its files and documents. */
 export async function storageUsedBytes(db: Queryable, subject: string): Promise<number> {
   const [kind, id] = subject.split(':') as [string, string | undefined];
   if ((kind !== 'org' && kind !== 'user') || !id || id === 'null') return 0;

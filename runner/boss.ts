@@ -39,6 +39,13 @@ export async function startBoss(db: Db, options: BossOptions): Promise<PgBoss> {
     heartbeatSeconds: options.heartbeatSeconds ?? 30,
     deadLetter: QUEUES.workflowExecuteDead,
   });
+  await boss.createQueue(QUEUES.knowledgeIngestDead, { retryLimit: 0 });
+  await boss.createQueue(QUEUES.knowledgeIngest, {
+    retryLimit: 2,
+    retryDelay: 5,
+    heartbeatSeconds: options.heartbeatSeconds ?? 30,
+    deadLetter: QUEUES.knowledgeIngestDead,
+  });
   // pg-boss looks a queue up on first use through its own connection, and caches it. Embedded,
   // that connection is the one a sending transaction holds, so a first send inside a transaction
   // would wait for itself: an empty insert fills the cache now, outside any transaction.

@@ -4,6 +4,9 @@ export const QUEUES = {
   workflowExecute: 'workflow-execute',
   /** Executions whose job ran out of retries (its runners kept dying): marked failed here. */
   workflowExecuteDead: 'workflow-execute-dead',
+  knowledgeIngest: 'knowledge-ingest',
+  /** Documents whose ingestion ran out of retries (its runners kept dying): marked failed here. */
+  knowledgeIngestDead: 'knowledge-ingest-dead',
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
@@ -13,4 +16,10 @@ export const WAKE_CHANNEL = 'runner_wake';
 
 export interface WorkflowExecutePayload {
   executionId: string;
+}
+
+/** Process a document into the chunks of one generation (a later generation makes this job stale). */
+export interface KnowledgeIngestPayload {
+  documentId: string;
+  generation: number;
 }

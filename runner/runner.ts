@@ -5,10 +5,14 @@ import type { PgBoss } from 'pg-boss';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/client.ts';
 import type { Logger } from '../logger.ts';
+import { createStorage } from '../storage/index.ts';
 import { startBoss } from './boss.ts';
+import { createEmbedders } from './embeddings/index.ts';
+import { createIngestPool } from './ingestion/pool.ts';
 import { startPump } from './job-pump.ts';
+import { deadDocumentHandler, knowledgeJobHandler } from './knowledge-jobs.ts';
 import { createFunctionPool } from './pool.ts';
-import { QUEUES, type WorkflowExecutePayload } from './queues.ts';
+import { type KnowledgeIngestPayload, QUEUES, type WorkflowExecutePayload } from './queues.ts';
 import { runnerSettings } from './settings.ts';
 import { deadExecutionHandler, workflowJobHandler } from './workflow-jobs.ts';
 
@@ -34,6 +38,12 @@ export async function startRunner(deps: {
     memoryMb: config.FUNCTION_MEMORY_MB,
     httpAllowList: config.HTTP_ALLOW_LIST,
   });
+  const ingestPool = createIngestPool({
+    maxThreads: config.INGEST_CONCURRENCY,
+    memoryMb: config.INGEST_MEMORY_MB,
+  });
+  const embedders = createEmbedders(config, { embedLocalBatch: ingestPool.embedLocal });
+  const storage = createStorage(config);
   const shutdown = new AbortController();
   const common = { boss, db, log };
   const executions = await startPump<WorkflowExecutePayload>({
@@ -42,6 +52,7 @@ export async function startRunner(deps: {
     concurrency: config.RUNNER_CONCURRENCY,
     handle: workflowJobHandler({
       db,
+      embedders,
       encryptionKey: deps.encryptionKey,
       pool,
       settings: runnerSettings(config),
@@ -57,14 +68,32 @@ export async function startRunner(deps: {
     pollMs: 5000,
     handle: deadExecutionHandler(db),
   });
+  const documents = await startPump<KnowledgeIngestPayload>({
+    ...common,
+    queue: QUEUES.knowledgeIngest,
+    concurrency: config.INGEST_CONCURRENCY,
+    handle: knowledgeJobHandler({ db, storage, pool: ingestPool, embedders, log, signal: shutdown.signal }),
+  });
+  const deadDocuments = await startPump<KnowledgeIngestPayload>({
+    ...common,
+    queue: QUEUES.knowledgeIngestDead,
+    concurrency: 4,
+    pollMs: 5000,
+    handle: deadDocumentHandler(db),
+  });
   return {
     boss,
     async stop() {
       await dead.stop();
+      await deadDocuments.stop();
+      // A document cut short is processed again by the next runner that takes its job.
+      await documents.stop(10_000);
       // Running executions get the workflow time limit to finish; past it they are cancelled.
       await executions.stop(config.WORKFLOW_TIMEOUT_MS);
       shutdown.abort();
       await pool.destroy();
+      await ingestPool.destroy();
+      await storage.close();
       // close: false: the database is the service's own, closed last by its owner.
       await boss.stop({ graceful: true, close: false, timeout: 5_000 });
     },

@@ -16,6 +16,7 @@ import { createVersionCache } from '../db/version-cache.ts';
 import { deployedVersion } from '../db/workflows.ts';
 import type { Logger } from '../logger.ts';
 import type { RunnerSettings } from './blocks/block.ts';
+import type { Embedders } from './embeddings/embedder.ts';
 import { executionCost } from './execution-cost.ts';
 import { executeWorkflow } from './executor/execute.ts';
 import type { FunctionPool } from './pool.ts';
@@ -23,6 +24,7 @@ import type { WorkflowExecutePayload } from './queues.ts';
 
 export interface WorkflowJobDeps {
   db: Db;
+  embedders: Embedders;
   encryptionKey: Buffer;
   pool: FunctionPool;
   settings: RunnerSettings;
@@ -80,6 +82,7 @@ export function workflowJobHandler(deps: WorkflowJobDeps) {
       {
         pool: deps.pool,
         db,
+        embedders: deps.embedders,
         settings: deps.settings,
         defaultTimeoutMs: deps.defaultTimeoutMs,
         loadDeployed: loadChild,

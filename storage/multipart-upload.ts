@@ -29,11 +29,11 @@ export interface ReceiveOptions {
   /** The name of the file part. */
   fileField: string;
   /**
-   * Called as the file part begins, with the fields read so far and the part's file name; answers
-   * the workspace its key goes under (null when not known yet). Throwing refuses the upload before
-   * a byte is stored.
+   * Called as the file part begins, with the fields read so far, the part's file name and its
+   * declared media type (as sent, possibly empty); answers the workspace its key goes under (null
+   * when not known yet). Throwing refuses the upload before a byte is stored.
    */
-  onFile(fields: Record<string, string>, name: string): Promise<string | null>;
+  onFile(fields: Record<string, string>, name: string, declaredType: string): Promise<string | null>;
 }
 
 const malformed = (message: string) => new ServiceError(400, message);
@@ -134,7 +134,7 @@ export function receiveUpload(
       stream.on('error', (err) => head.destroy(err));
       head.on('error', () => {});
       storing = (async () => {
-        const workspaceId = await options.onFile({ ...fields }, filename);
+        const workspaceId = await options.onFile({ ...fields }, filename, info.mimeType ?? '');
         if (failure) throw failure;
         const key = newStorageKey(workspaceId);
         const { size } = await options.storage.put(key, stream.pipe(head), { maxBytes: options.maxBytes });

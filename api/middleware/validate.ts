@@ -1,8 +1,8 @@
 // Request parsing with zod: a body or query that does not fit its schema is a 400 whose `details`
 // are the zod issues (code, path, message); malformed JSON is a 400 too, never a 500.
 import type { Context } from 'hono';
-import type { z } from 'zod';
-import { type FieldIssue, ServiceError } from '../../db/errors.ts';
+import { z } from 'zod';
+import { type FieldIssue, invalidField, ServiceError } from '../../db/errors.ts';
 
 export function issuesOf(error: z.ZodError): FieldIssue[] {
   return error.issues.map((i) => ({
@@ -40,4 +40,21 @@ export function queryParams<S extends z.ZodType>(c: Context, schema: S): z.outpu
   }
   if (repeated.length) throw new ServiceError(400, 'Invalid query parameters', { details: repeated });
   return parse(schema, single, 'query parameters');
+}
+
+/** A whole number in a query string; stricter than z.coerce, which reads '' as 0 and '1e3' as 1000. */
+export const wholeNumberParam = (min: number, max: number) =>
+  z
+    .string()
+    .regex(/^\d+$/, 'Must be a whole number')
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max));
+
+const uuid = z.uuid();
+
+/** A path parameter that must be a UUID (400 naming it otherwise). */
+export function uuidParam(c: Context, param: string, field = param): string {
+  const id = c.req.param(param);
+  if (!uuid.safeParse(id).success) throw invalidField(field, 'Must be a UUID', 'invalid_format');
+  return id as string;
 }

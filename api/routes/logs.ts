@@ -6,19 +6,11 @@ import { authorizeLoadedResource, authorizeWorkspace } from '../../db/access.ts'
 import { invalidField, notFound } from '../../db/errors.ts';
 import { getExecutionLog, listExecutionLogs } from '../../db/execution-logs.ts';
 import type { ApiDeps, ApiEnv } from '../context.ts';
-import { queryParams } from '../middleware/validate.ts';
+import { queryParams, wholeNumberParam } from '../middleware/validate.ts';
 import { isoDate, RANGE_OUT_OF_ORDER, rangeEnd, rangeInOrder, rangeStart } from '../query-dates.ts';
 
 // Durations are stored as a Postgres integer: a larger bound would fail the cast as a 500.
 const MAX_INT = 2_147_483_647;
-
-/** A whole number in a query string; stricter than z.coerce, which reads '' as 0 and '1e3' as 1000. */
-const wholeNumber = (min: number, max: number) =>
-  z
-    .string()
-    .regex(/^\d+$/, 'Must be a whole number')
-    .transform(Number)
-    .pipe(z.number().int().min(min).max(max));
 
 /** A comma-separated list, each item checked on its own (a bad item's issue names its index). */
 const commaList = <T extends z.ZodType<string, string>>(item: T, max: number) =>
@@ -40,10 +32,10 @@ export const logListQuery = z
     startDate: isoDate.optional(),
     endDate: isoDate.optional(),
     executionId: z.uuid().optional(),
-    minDurationMs: wholeNumber(0, MAX_INT).optional(),
-    maxDurationMs: wholeNumber(0, MAX_INT).optional(),
+    minDurationMs: wholeNumberParam(0, MAX_INT).optional(),
+    maxDurationMs: wholeNumberParam(0, MAX_INT).optional(),
     details: z.enum(['basic', 'full']).default('basic'),
-    limit: wholeNumber(1, 1000).default(100),
+    limit: wholeNumberParam(1, 1000).default(100),
     cursor: z.string().min(1).max(500).optional(),
   })
   .transform((q) => ({

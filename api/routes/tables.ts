@@ -30,7 +30,7 @@ import {
 } from '../../db/tables.ts';
 import type { WorkspacePermission } from '../../db/workspaces.ts';
 import type { ApiDeps, ApiEnv } from '../context.ts';
-import { jsonBody, queryParams } from '../middleware/validate.ts';
+import { jsonBody, queryParams, wholeNumberParam } from '../middleware/validate.ts';
 
 const workspaceOnly = z.object({ workspaceId: z.uuid() });
 
@@ -96,19 +96,12 @@ const jsonParam = z.string().transform((text, ctx): unknown => {
     return z.NEVER;
   }
 });
-const wholeNumber = (min: number, max: number) =>
-  z
-    .string()
-    .regex(/^\d+$/, 'Must be a whole number')
-    .transform(Number)
-    .pipe(z.number().int().min(min).max(max));
-
 export const queryRowsQuery = z.object({
   workspaceId: z.uuid(),
   filter: jsonParam.optional(),
   sort: jsonParam.optional(),
-  limit: wholeNumber(1, MAX_QUERY_LIMIT).default(100),
-  offset: wholeNumber(0, Number.MAX_SAFE_INTEGER).default(0),
+  limit: wholeNumberParam(1, MAX_QUERY_LIMIT).default(100),
+  offset: wholeNumberParam(0, Number.MAX_SAFE_INTEGER).default(0),
 });
 
 const uuid = z.uuid();

@@ -2,6 +2,8 @@
 // and its `run`, called by the executor with references already resolved in the config.
 import type { z } from 'zod';
 import type { Queryable } from '../../db/client.ts';
+import type { ServiceError } from '../../db/errors.ts';
+import type { Embedders } from '../embeddings/embedder.ts';
 import type { FunctionPool } from '../pool.ts';
 
 export interface BlockContext {
@@ -14,6 +16,8 @@ export interface BlockContext {
   pool: FunctionPool;
   /** The service's database, for blocks over workspace data (tables); scoped by workspaceId. */
   db: Queryable;
+  /** Embeds search queries for the knowledge block, with each knowledge base's own model. */
+  embedders: Embedders;
   /** Values a block's user code may read: workflow inputs, block outputs, the loop variables. */
   scope: Record<string, unknown>;
   /** Code with its references replaced by JSON literals of their current values. */
@@ -75,4 +79,10 @@ export interface BlockType<Config> {
   /** Fields holding nested graphs (loop and parallel bodies), validated as graphs of their own. */
   graphField?: string;
   run(config: Config, ctx: BlockContext): Promise<BlockResult>;
+}
+
+/** A store's refusal as one line for a block's span: its message, then each field issue. */
+export function describeServiceError(err: ServiceError, message = err.message): string {
+  const issues = (err.details ?? []).map((d) => `${d.path.join('.') || '(root)'}: ${d.message}`);
+  return issues.length ? `${message}: ${issues.join('; ')}` : message;
 }

@@ -4,6 +4,7 @@ import type { BlockType } from './block.ts';
 import { conditionBlock } from './condition.ts';
 import { functionBlock } from './function.ts';
 import { httpBlock } from './http.ts';
+import { knowledgeBlock } from './knowledge.ts';
 import { loopBlock } from './loop.ts';
 import { parallelBlock } from './parallel.ts';
 import { responseBlock } from './response.ts';
@@ -24,5 +25,6 @@ export const BLOCK_TYPES: ReadonlyMap<string, BlockType<any>> = new Map(
     parallelBlock,
     workflowBlock,
     tableBlock,
+    knowledgeBlock,
   ].map((b) => [b.type, b]),
 );

@@ -16,7 +16,7 @@ import {
   updateRows,
   upsertRow,
 } from '../../db/tables.ts';
-import type { BlockContext, BlockType } from './block.ts';
+import { type BlockContext, type BlockType, describeServiceError } from './block.ts';
 
 // A field may hold a reference, resolved to its value only when the block runs.
 const REFERENCE = /^<[^<>\s]+>$/;
@@ -116,9 +116,7 @@ function asCount(value: number | string, field: string): number {
   return value;
 }
 
-/** A store's refusal as one line for the span: its message, then each field issue. */
+/** A store's refusal for the span, naming the table when it was not found. */
 function describe(table: string, err: ServiceError): string {
-  const issues = (err.details ?? []).map((d) => `${d.path.join('.') || '(root)'}: ${d.message}`);
-  const message = err.status === 404 ? `${err.message} (table "${table}")` : err.message;
-  return issues.length ? `${message}: ${issues.join('; ')}` : message;
+  return describeServiceError(err, err.status === 404 ? `${err.message} (table "${table}")` : err.message);
 }

@@ -3,6 +3,7 @@
 // a failure down `error` edges or fails the run; records a trace span per block; enforces the
 // workflow's time limit.
 
+import type { Embedders } from '../embeddings/embedder.ts';
 import type { Queryable } from '../../db/client.ts';
 import type { BlockConfig, BlockContext, BlockResult, Edge, Graph, RunnerSettings } from '../blocks/block.ts';
 import { BLOCK_TYPES } from '../blocks/index.ts';
@@ -19,6 +20,7 @@ export interface ExecutorDeps {
   pool: FunctionPool;
   /** The service's database, for blocks over workspace data. */
   db: Queryable;
+  embedders: Embedders;
   settings: RunnerSettings;
   /** The deployed definition of a workflow of the workspace, or null when there is none. */
   loadDeployed(workspaceId: string, workflowId: string): Promise<Definition | null>;
@@ -284,6 +286,7 @@ function blockContext(
     signal,
     pool: deps.pool,
     db: deps.db,
+    embedders: deps.embedders,
     settings: deps.settings,
     scope: { inputs: roots.get('start'), start: roots.get('start'), blocks, loop: roots.get('loop') },
     substituteCode: (code) => substituteIntoCode(code, scope),

@@ -101,6 +101,7 @@ describe('admin plane without ADMIN_TOKEN: the token generated at first start', 
       config,
       log: createLogger('silent'),
       encryptionKey: svc.encryptionKey,
+      queue: svc.queue,
     });
 
     // No token configured and none generated yet: nothing opens the plane, not even an empty one.

@@ -102,10 +102,15 @@ async function answer(res: Response): Promise<ApiResponse> {
   return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
 }
 
-/** POST /api/v1/files in-process (app.request). */
-export async function upload(svc: TestService, key: string, o: UploadOptions): Promise<ApiResponse> {
+/** POST /api/v1/files (or another upload path) in-process (app.request). */
+export async function upload(
+  svc: TestService,
+  key: string,
+  o: UploadOptions,
+  path = '/api/v1/files',
+): Promise<ApiResponse> {
   const { body, contentType } = multipart(uploadParts(o));
-  const req = new Request('http://api.test/api/v1/files', {
+  const req = new Request(`http://api.test${path}`, {
     method: 'POST',
     headers: { 'X-API-Key': key, 'Content-Type': contentType },
     body,

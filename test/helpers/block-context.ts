@@ -17,6 +17,7 @@ export function blockContext(
     signal,
     pool: undefined as never,
     db: undefined as never,
+    embedders: undefined as never,
     scope: {},
     log: () => {},
     substituteCode: unused,

@@ -38,3 +38,81 @@ export async function startChatServer() {
     close: () => new Promise<void>((r) => server.close(() => r())),
   };
 }
+
+export interface EmbeddingServerOptions {
+  /** Dimensions of the vectors answered (default: the request's `dimensions`, else 1536). */
+  dimensions?: number;
+  /** Answer float arrays whatever encoding the request asks for, as some compatible servers do. */
+  alwaysFloat?: boolean;
+}
+
+/**
+ * A small OpenAI-compatible embeddings server for tests: POST /v1/embeddings answers, for each input,
+ * a deterministic vector that is not unit length (`rawEmbedding`), as floats or base64 float32 as the
+ * request's `encoding_format` asks. Records each request; `failNext(n, status)` makes the next n
+ * requests fail.
+ */
+export async function startEmbeddingServer(options: EmbeddingServerOptions = {}) {
+  const requests: {
+    model: string;
+    input: string | string[];
+    dimensions?: number;
+    encoding_format?: string;
+    authorization?: string;
+  }[] = [];
+  let failures: { count: number; status: number } = { count: 0, status: 500 };
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => {
+      body += c;
+    });
+    req.on('end', () => {
+      if (req.method !== 'POST' || req.url !== '/v1/embeddings') {
+        res.writeHead(404, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { message: 'not found' } }));
+        return;
+      }
+      const request = JSON.parse(body || '{}');
+      requests.push({ ...request, authorization: req.headers.authorization });
+      if (failures.count > 0) {
+        failures.count--;
+        res.writeHead(failures.status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { message: `failure on purpose (${failures.status})` } }));
+        return;
+      }
+      const inputs: string[] = Array.isArray(request.input) ? request.input : [request.input];
+      const dimensions = options.dimensions ?? request.dimensions ?? 1536;
+      const base64 = request.encoding_format === 'base64' && !options.alwaysFloat;
+      const data = inputs.map((text, index) => {
+        const vector = rawEmbedding(text, dimensions);
+        const embedding = base64 ? Buffer.from(Float32Array.from(vector).buffer).toString('base64') : vector;
+        return { object: 'embedding', index, embedding };
+      });
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          object: 'list',
+          data,
+          model: request.model,
+          usage: { prompt_tokens: inputs.length, total_tokens: inputs.length },
+        }),
+      );
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+    requests,
+    failNext(count: number, status = 500) {
+      failures = { count, status };
+    },
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
+}
+
+/** The vector the embedding server answers for a text: deterministic, distinct per text, length ≠ 1. */
+export function rawEmbedding(text: string, dimensions = 1536): number[] {
+  let seed = 2166136261;
+  for (let i = 0; i < text.length; i++) seed = Math.imul(seed ^ text.charCodeAt(i), 16777619) >>> 0;
+  return Array.from({ length: dimensions }, (_, j) => (((seed >>> (j % 24)) + j) % 17) - 8 + 0.5);
+}

@@ -78,7 +78,7 @@ export async function startTestService(
     ...(options.clock ? { clock: options.clock } : {}),
   });
   const app = api.app;
-  const adminApp = createAdminApp({ db: tdb.db, config, log, encryptionKey });
+  const adminApp = createAdminApp({ db: tdb.db, config, log, encryptionKey, queue: api.queue });
   const admin = createAdminClient({
     url: 'http://admin.test/trpc',
     token: ADMIN_TOKEN,

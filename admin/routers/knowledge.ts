@@ -1,0 +1,120 @@
+// Admin: knowledge bases (create, list, get, delete), their typed tags, and their documents (tags,
+// enabled, re-process, delete). Documents are uploaded through the public API; a document's or a
+// base's stored bytes are removed once its deletion has committed.
+import { z } from 'zod';
+import { sendIngestJobs } from '../../api/routes/knowledge.ts';
+import { ADMIN_ACTOR } from '../../db/audit-logs.ts';
+import { invalidField } from '../../db/errors.ts';
+import {
+  chunkingConfigSchema,
+  createKnowledgeBase,
+  deleteKnowledgeBase,
+  getKnowledgeBase,
+  knowledgeDescriptionSchema,
+  knowledgeNameSchema,
+  listKnowledgeBases,
+} from '../../db/knowledge-bases.ts';
+import {
+  DOCUMENT_SORTS,
+  deleteDocument,
+  getDocument,
+  listDocuments,
+  reprocessDocument,
+  setDocumentEnabled,
+} from '../../db/knowledge-documents.ts';
+import { defineTag, listTags, setDocumentTags, TAG_TYPES } from '../../db/knowledge-tags.ts';
+import { type AdminContext, procedure, router } from '../trpc.ts';
+
+const byId = z.object({ id: z.uuid() });
+const byDocument = z.object({ documentId: z.uuid() });
+
+/** Removes stored bytes whose records are gone; a failure is logged, never the caller's problem. */
+async function removeBytes(ctx: AdminContext, keys: string[]) {
+  for (const key of keys) {
+    await ctx.storage.delete(key).catch((err: unknown) => {
+      ctx.log.error('could not delete the bytes of a deleted document', { key, err });
+    });
+  }
+}
+
+export const knowledgeRouter = router({
+  create: procedure
+    .input(
+      z.object({
+        workspaceId: z.uuid(),
+        name: knowledgeNameSchema,
+        description: knowledgeDescriptionSchema.optional(),
+        chunkingConfig: chunkingConfigSchema.optional(),
+        embeddingModel: z.string().min(1).max(200).optional(),
+      }),
+    )
+    .mutation(({ ctx, input }) => {
+      const embeddingModel = input.embeddingModel ?? ctx.embedders.defaultModel;
+      if (!ctx.embedders.models.includes(embeddingModel)) {
+        throw invalidField(
+          'embeddingModel',
+          `This service embeds with ${ctx.embedders.models.join(' or ')}; ${embeddingModel} is not configured`,
+        );
+      }
+      return createKnowledgeBase(ctx.db, ADMIN_ACTOR, { ...input, embeddingModel });
+    }),
+  list: procedure
+    .input(z.object({ workspaceId: z.uuid() }))
+    .query(({ ctx, input }) => listKnowledgeBases(ctx.db, input.workspaceId)),
+  get: procedure.input(byId).query(async ({ ctx, input }) => {
+    const knowledgeBase = await getKnowledgeBase(ctx.db, { id: input.id });
+    // listTags answers a Map by base, which JSON (tRPC's wire) would turn into {}.
+    const tags = (await listTags(ctx.db, [input.id])).get(input.id) ?? [];
+    return { ...knowledgeBase, tags };
+  }),
+  delete: procedure.input(byId).mutation(async ({ ctx, input }) => {
+    const { storageKeys } = await deleteKnowledgeBase(ctx.db, ADMIN_ACTOR, input.id);
+    await removeBytes(ctx, storageKeys);
+    return { id: input.id, deletedDocuments: storageKeys.length };
+  }),
+  defineTag: procedure
+    .input(z.object({ knowledgeBaseId: z.uuid(), name: z.string(), type: z.enum(TAG_TYPES) }))
+    .mutation(({ ctx, input }) => defineTag(ctx.db, ADMIN_ACTOR, input)),
+  documents: procedure
+    .input(
+      z.object({
+        knowledgeBaseId: z.uuid(),
+        limit: z.number().int().min(1).max(100).default(50),
+        offset: z.number().int().min(0).default(0),
+        search: z.string().max(255).optional(),
+        enabledFilter: z.enum(['all', 'enabled', 'disabled']).default('all'),
+        sortBy: z.enum(DOCUMENT_SORTS).default('uploadedAt'),
+        sortOrder: z.enum(['asc', 'desc']).default('desc'),
+      }),
+    )
+    .query(async ({ ctx, input }) => {
+      const { knowledgeBaseId, ...query } = input;
+      await getKnowledgeBase(ctx.db, { id: knowledgeBaseId });
+      return listDocuments(ctx.db, knowledgeBaseId, query);
+    }),
+  getDocument: procedure
+    .input(byDocument)
+    .query(({ ctx, input }) => getDocument(ctx.db, { id: input.documentId })),
+  setDocumentTags: procedure
+    .input(
+      byDocument.extend({
+        tags: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])),
+      }),
+    )
+    .mutation(({ ctx, input }) => setDocumentTags(ctx.db, ADMIN_ACTOR, input)),
+  setDocumentEnabled: procedure
+    .input(byDocument.extend({ enabled: z.boolean() }))
+    .mutation(({ ctx, input }) => setDocumentEnabled(ctx.db, ADMIN_ACTOR, input)),
+  reprocessDocument: procedure.input(byDocument).mutation(({ ctx, input }) =>
+    ctx.db.transaction(async (tx) => {
+      const { document, job } = await reprocessDocument(tx, ADMIN_ACTOR, input.documentId);
+      await sendIngestJobs(ctx.queue, tx, [job]);
+      return document;
+    }),
+  ),
+  deleteDocument: procedure.input(byDocument).mutation(async ({ ctx, input }) => {
+    const { storageKey } = await deleteDocument(ctx.db, ADMIN_ACTOR, input.documentId);
+    await removeBytes(ctx, [storageKey]);
+    return { documentId: input.documentId };
+  }),
+});

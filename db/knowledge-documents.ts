@@ -1,0 +1,434 @@
+// Knowledge documents: the record of each file uploaded to a knowledge base (its bytes are in
+// storage), the listing the API pages through, and the ingestion lifecycle the runners drive:
+// pending → processing → completed | failed. Each (re-)processing produces one generation of
+// chunks; a document's live generation is the one searches read, replaced only when a newer one
+// is complete, so a document being re-processed keeps answering from its old chunks.
+import { z } from 'zod';
+import { type Actor, recordAudit } from './audit-logs.ts';
+import type { Queryable } from './client.ts';
+import { notFound } from './errors.ts';
+import type { ChunkingConfig, IngestJob } from './knowledge-bases.ts';
+import { reserveStorage } from './storage-quota.ts';
+
+export type ProcessingStatus = 'pending' | 'processing' | 'completed' | 'failed';
+
+/** A document as the API shows it. */
+export interface KnowledgeDocument {
+  id: string;
+  knowledgeBaseId: string;
+  filename: string;
+  fileSize: number;
+  mimeType: string;
+  processingStatus: ProcessingStatus;
+  /** Why processing failed; null unless failed. */
+  processingError: string | null;
+  chunkCount: number;
+  tokenCount: number;
+  enabled: boolean;
+  createdAt: string;
+  /** The same instant as createdAt, under the name the listing sorts by. */
+  uploadedAt: string;
+  processingStartedAt: string | null;
+  processedAt: string | null;
+}
+
+type DocumentRow = {
+  id: string;
+  knowledge_base_id: string;
+  workspace_id: string;
+  filename: string;
+  file_size: number | string;
+  mime_type: string;
+  storage_key: string;
+  processing_status: ProcessingStatus;
+  processing_error: string | null;
+  chunk_count: number;
+  token_count: number;
+  enabled: boolean;
+  created_at: Date;
+  processing_started_at: Date | null;
+  processed_at: Date | null;
+};
+
+const toDocument = (r: DocumentRow): KnowledgeDocument => ({
+  id: r.id,
+  knowledgeBaseId: r.knowledge_base_id,
+  filename: r.filename,
+  fileSize: Number(r.file_size),
+  mimeType: r.mime_type,
+  processingStatus: r.processing_status,
+  processingError: r.processing_error,
+  chunkCount: r.chunk_count,
+  tokenCount: r.token_count,
+  enabled: r.enabled,
+  createdAt: r.created_at.toISOString(),
+  uploadedAt: r.created_at.toISOString(),
+  processingStartedAt: r.processing_started_at?.toISOString() ?? null,
+  processedAt: r.processed_at?.toISOString() ?? null,
+});
+
+export interface NewDocument {
+  knowledgeBaseId: string;
+  workspaceId: string;
+  filename: string;
+  fileSize: number;
+  mimeType: string;
+  storageKey: string;
+}
+
+/**
+ * Records an uploaded document (pending, nothing processed yet) under the storage quota of whoever
+ * the workspace is billed to (413); answers it with its first ingestion job, which the caller sends
+ * in the same transaction. Records knowledge.document_uploaded.
+ */
+export async function createDocument(
+  db: Queryable,
+  actor: Actor,
+  input: NewDocument,
+): Promise<{ document: KnowledgeDocument; job: IngestJob }> {
+  return db.transaction(async (tx) => {
+    const { organizationId } = await reserveStorage(tx, input.workspaceId, input.fileSize, 'this document');
+    const [row] = await tx.query<DocumentRow>(
+      `insert into knowledge_documents (knowledge_base_id, workspace_id, filename, file_size, mime_type,
+         storage_key, uploaded_by)
+       select k.id, k.workspace_id, $3, $4, $5, $6, $7 from knowledge_bases k
+        where k.id = $1 and k.workspace_id = $2
+       returning *`,
+      [
+        input.knowledgeBaseId,
+        input.workspaceId,
+        input.filename,
+        input.fileSize,
+        input.mimeType,
+        input.storageKey,
+        actor.userId,
+      ],
+    );
+    if (!row) throw notFound('Knowledge base');
+    const document = toDocument(row);
+    await recordAudit(tx, actor, {
+      organizationId,
+      workspaceId: input.workspaceId,
+      action: 'knowledge.document_uploaded',
+      resourceType: 'knowledge_document',
+      resourceId: document.id,
+      metadata: {
+        knowledgeBaseId: input.knowledgeBaseId,
+        filename: document.filename,
+        fileSize: document.fileSize,
+        mimeType: document.mimeType,
+      },
+    });
+    return { document, job: { documentId: document.id, generation: 1 } };
+  });
+}
+
+export const DOCUMENT_SORTS = [
+  'filename',
+  'fileSize',
+  'tokenCount',
+  'chunkCount',
+  'uploadedAt',
+  'processingStatus',
+  'enabled',
+] as const;
+export type DocumentSort = (typeof DOCUMENT_SORTS)[number];
+
+// Column names come from this map only, never from the request.
+const SORT_COLUMN: Record<DocumentSort, string> = {
+  filename: 'filename',
+  fileSize: 'file_size',
+  tokenCount: 'token_count',
+  chunkCount: 'chunk_count',
+  uploadedAt: 'created_at',
+  processingStatus: 'processing_status',
+  enabled: 'enabled',
+};
+
+const ENABLED_CLAUSE = { all: 'true', enabled: 'enabled', disabled: 'not enabled' } as const;
+
+export interface DocumentQuery {
+  limit: number;
+  offset: number;
+  /** Part of the file name, any case. */
+  search?: string;
+  enabledFilter: keyof typeof ENABLED_CLAUSE;
+  sortBy: DocumentSort;
+  sortOrder: 'asc' | 'desc';
+}
+
+/** A page of a knowledge base's documents, and how many match in all. */
+export async function listDocuments(
+  db: Queryable,
+  knowledgeBaseId: string,
+  q: DocumentQuery,
+): Promise<{ documents: KnowledgeDocument[]; total: number }> {
+  const where = `knowledge_base_id = $1 and ${ENABLED_CLAUSE[q.enabledFilter]}
+     and ($2::text is null or strpos(lower(filename), lower($2)) > 0)`;
+  const order = q.sortOrder === 'asc' ? 'asc' : 'desc';
+  const [rows, [count]] = await Promise.all([
+    db.query<DocumentRow>(
+      `select * from knowledge_documents where ${where}
+        order by ${SORT_COLUMN[q.sortBy]} ${order}, id ${order} limit $3 offset $4`,
+      [knowledgeBaseId, q.search ?? null, q.limit, q.offset],
+    ),
+    db.query<{ total: number | string }>(`select count(*) as total from knowledge_documents where ${where}`, [
+      knowledgeBaseId,
+      q.search ?? null,
+    ]),
+  ]);
+  return { documents: rows.map(toDocument), total: Number(count?.total ?? 0) };
+}
+
+/** The document, or 404; with a workspace, only when the document is in it. */
+export async function getDocument(
+  db: Queryable,
+  ref: { id: string; workspaceId?: string },
+): Promise<KnowledgeDocument & { workspaceId: string }> {
+  if (!z.uuid().safeParse(ref.id).success) throw notFound('Document');
+  const [row] = await db.query<DocumentRow>(
+    'select * from knowledge_documents where id = $1 and ($2::uuid is null or workspace_id = $2)',
+    [ref.id, ref.workspaceId ?? null],
+  );
+  if (!row) throw notFound('Document');
+  return { ...toDocument(row), workspaceId: row.workspace_id };
+}
+
+async function auditDocument(
+  tx: Queryable,
+  actor: Actor,
+  doc: { id: string; workspaceId: string; knowledgeBaseId: string },
+  action: `knowledge.${string}`,
+  metadata: Record<string, unknown>,
+) {
+  const [ws] = await tx.query<{ organization_id: string }>(
+    'select organization_id from workspaces where id = $1',
+    [doc.workspaceId],
+  );
+  await recordAudit(tx, actor, {
+    organizationId: (ws as { organization_id: string }).organization_id,
+    workspaceId: doc.workspaceId,
+    action,
+    resourceType: 'knowledge_document',
+    resourceId: doc.id,
+    metadata: { knowledgeBaseId: doc.knowledgeBaseId, ...metadata },
+  });
+}
+
+/** Includes a document in searches, or leaves it out. Records knowledge.document_enabled / _disabled. */
+export async function setDocumentEnabled(
+  db: Queryable,
+  actor: Actor,
+  input: { documentId: string; enabled: boolean },
+): Promise<KnowledgeDocument> {
+  return db.transaction(async (tx) => {
+    const doc = await getDocument(tx, { id: input.documentId });
+    const [row] = await tx.query<DocumentRow>(
+      'update knowledge_documents set enabled = $2 where id = $1 returning *',
+      [doc.id, input.enabled],
+    );
+    await auditDocument(tx, actor, doc, `knowledge.document_${input.enabled ? 'enabled' : 'disabled'}`, {});
+    return toDocument(row as DocumentRow);
+  });
+}
+
+/**
+ * Asks for the document to be processed again (a new generation), answering its job; its current
+ * chunks answer searches until the new ones are in. Records knowledge.document_reprocessed.
+ */
+export async function reprocessDocument(
+  db: Queryable,
+  actor: Actor,
+  documentId: string,
+): Promise<{ document: KnowledgeDocument; job: IngestJob }> {
+  return db.transaction(async (tx) => {
+    const doc = await getDocument(tx, { id: documentId });
+    const [row] = await tx.query<DocumentRow>(
+      `update knowledge_documents
+          set target_generation = target_generation + 1, processing_status = 'pending',
+              processing_error = null, attempts = 0
+        where id = $1 returning *`,
+      [doc.id],
+    );
+    const updated = row as DocumentRow & { target_generation: number };
+    await auditDocument(tx, actor, doc, 'knowledge.document_reprocessed', {});
+    return {
+      document: toDocument(updated),
+      job: { documentId: doc.id, generation: updated.target_generation },
+    };
+  });
+}
+
+/**
+ * Deletes a document and its chunks; answers its storage key, whose bytes the caller removes once
+ * this has committed. Records knowledge.document_deleted.
+ */
+export async function deleteDocument(
+  db: Queryable,
+  actor: Actor,
+  documentId: string,
+): Promise<{ storageKey: string }> {
+  return db.transaction(async (tx) => {
+    const doc = await getDocument(tx, { id: documentId });
+    const [row] = await tx.query<{ storage_key: string }>(
+      'delete from knowledge_documents where id = $1 returning storage_key',
+      [doc.id],
+    );
+    await auditDocument(tx, actor, doc, 'knowledge.document_deleted', { filename: doc.filename });
+    return { storageKey: (row as { storage_key: string }).storage_key };
+  });
+}
+
+// ---- Ingestion: the runners' side ----
+
+/** What a runner needs to process a document it claimed. */
+export interface IngestClaim {
+  documentId: string;
+  knowledgeBaseId: string;
+  generation: number;
+  /** 1 for the first attempt at this generation. */
+  attempt: number;
+  filename: string;
+  mimeType: string;
+  storageKey: string;
+  chunking: ChunkingConfig;
+  embeddingModel: string;
+}
+
+/**
+ * Marks the document processing for this generation and clears what an earlier, interrupted
+ * attempt at it left; null when the job is stale (the document is gone, or a newer generation was
+ * asked for since) or the generation is already done.
+ */
+export async function claimDocument(db: Queryable, job: IngestJob): Promise<IngestClaim | null> {
+  return db.transaction(async (tx) => {
+    const [row] = await tx.query<{
+      id: string;
+      knowledge_base_id: string;
+      attempts: number;
+      filename: string;
+      mime_type: string;
+      storage_key: string;
+      chunk_max_tokens: number;
+      chunk_min_chars: number;
+      chunk_overlap_tokens: number;
+      embedding_model: string;
+    }>(
+      `update knowledge_documents d
+          set processing_status = 'processing', processing_started_at = now(), attempts = d.attempts + 1
+         from knowledge_bases k
+        where d.id = $1 and d.target_generation = $2 and k.id = d.knowledge_base_id
+          and d.processing_status in ('pending', 'processing')
+      returning d.id, d.knowledge_base_id, d.attempts, d.filename, d.mime_type, d.storage_key,
+                k.chunk_max_tokens, k.chunk_min_chars, k.chunk_overlap_tokens, k.embedding_model`,
+      [job.documentId, job.generation],
+    );
+    if (!row) return null;
+    await tx.query('delete from knowledge_chunks where document_id = $1 and generation = $2', [
+      job.documentId,
+      job.generation,
+    ]);
+    return {
+      documentId: row.id,
+      knowledgeBaseId: row.knowledge_base_id,
+      generation: job.generation,
+      attempt: row.attempts,
+      filename: row.filename,
+      mimeType: row.mime_type,
+      storageKey: row.storage_key,
+      chunking: {
+        maxSize: row.chunk_max_tokens,
+        minSize: row.chunk_min_chars,
+        overlap: row.chunk_overlap_tokens,
+      },
+      embeddingModel: row.embedding_model,
+    };
+  });
+}
+
+export interface NewChunk {
+  content: string;
+  tokenCount: number;
+  embedding: Float32Array;
+}
+
+/** `[x,y,…]`, pgvector's text form. */
+export function vectorLiteral(v: Float32Array): string {
+  return `[${Array.prototype.join.call(v, ',')}]`;
+}
+
+/** Stores a batch of a claim's chunks, numbered from `firstIndex`. One statement. */
+export async function insertChunks(
+  db: Queryable,
+  claim: Pick<IngestClaim, 'documentId' | 'knowledgeBaseId' | 'generation'>,
+  firstIndex: number,
+  chunks: NewChunk[],
+): Promise<void> {
+  if (!chunks.length) return;
+  await db.query(
+    `insert into knowledge_chunks (knowledge_base_id, document_id, generation, chunk_index, content,
+       token_count, embedding)
+     select $1, $2, $3, $4 + t.ord - 1, t.content, t.tokens, t.embedding::vector
+       from unnest($5::text[], $6::int[], $7::text[]) with ordinality as t(content, tokens, embedding, ord)`,
+    [
+      claim.knowledgeBaseId,
+      claim.documentId,
+      claim.generation,
+      firstIndex,
+      chunks.map((c) => c.content),
+      chunks.map((c) => c.tokenCount),
+      chunks.map((c) => vectorLiteral(c.embedding)),
+    ],
+  );
+}
+
+/**
+ * Makes the claim's generation live (completed, with its figures) and drops older chunks, in one
+ * transaction; false when a newer generation was asked for meanwhile (its chunks are dropped).
+ */
+export async function completeDocument(
+  db: Queryable,
+  claim: Pick<IngestClaim, 'documentId' | 'generation'>,
+  figures: { chunkCount: number; tokenCount: number },
+): Promise<boolean> {
+  return db.transaction(async (tx) => {
+    const [done] = await tx.query(
+      `update knowledge_documents
+          set live_generation = $2, processing_status = 'completed', processing_error = null,
+              chunk_count = $3, token_count = $4, processed_at = now()
+        where id = $1 and target_generation = $2 returning id`,
+      [claim.documentId, claim.generation, figures.chunkCount, figures.tokenCount],
+    );
+    await tx.query(
+      done
+        ? 'delete from knowledge_chunks where document_id = $1 and generation <> $2'
+        : 'delete from knowledge_chunks where document_id = $1 and generation = $2',
+      [claim.documentId, claim.generation],
+    );
+    return Boolean(done);
+  });
+}
+
+/**
+ * Records that the generation could not be processed (a corrupt or empty file, an embedding
+ * provider that kept failing): failed with the reason, out of search, chunks dropped. A stale
+ * generation changes nothing.
+ */
+export async function failDocument(
+  db: Queryable,
+  ref: { documentId: string; generation?: number },
+  reason: string,
+): Promise<void> {
+  await db.transaction(async (tx) => {
+    const [failed] = await tx.query(
+      `update knowledge_documents
+          set processing_status = 'failed', processing_error = $3, live_generation = null,
+              chunk_count = 0, token_count = 0, processed_at = now()
+        where id = $1 and ($2::int is null or target_generation = $2)
+          and processing_status in ('pending', 'processing')
+      returning id`,
+      [ref.documentId, ref.generation ?? null, reason],
+    );
+    if (failed) await tx.query('delete from knowledge_chunks where document_id = $1', [ref.documentId]);
+  });
+}

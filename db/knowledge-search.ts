@@ -1,0 +1,278 @@
+// Knowledge search (POST /api/v1/knowledge/search): by query text, by tag filters, or both, over
+// the live chunks of the enabled documents of one or more knowledge bases of a workspace.
+//
+// - vector: the query is embedded once per embedding model among the bases, and chunks are ordered
+//   by cosine distance through the HNSW index (similarity = 1 - distance). Iterative index scans
+//   (pgvector 0.8, relaxed order) keep a filtered search answering topK results; should the index
+//   still come up short (a very selective filter), an exact scan of the filtered chunks answers.
+// - hybrid: the vector candidates and the full-text candidates (websearch_to_tsquery, ts_rank_cd)
+//   are fused by reciprocal rank (k = 60); similarity stays the chunk's cosine similarity.
+// - tags only (no query): matching chunks, newest document first, then in document order; their
+//   similarity is 1, since nothing was compared.
+//
+// A chunk is live when its generation is its document's live generation, which is set only when a
+// processing completed; so a document being re-processed keeps answering from its old chunks.
+import { z } from 'zod';
+import type { Embedders } from '../runner/embeddings/embedder.ts';
+import type { Queryable, Row } from './client.ts';
+import { notFound } from './errors.ts';
+import { compileTagFilters, TAG_FILTER_OPERATORS, type TagFilter } from './knowledge-tag-filters.ts';
+import {
+  documentTags,
+  listTags,
+  MAX_TAG_NAME,
+  TAG_COLUMNS_SQL,
+  type TagDefinition,
+  type TagValue,
+} from './knowledge-tags.ts';
+
+export const MAX_SEARCH_BASES = 20;
+export const MAX_TAG_FILTERS = 20;
+export const MAX_QUERY_CHARS = 10_000;
+export const MAX_TOP_K = 100;
+/** Reciprocal rank fusion's damping constant: a result's score is the sum of 1 / (k + rank). */
+const RRF_K = 60;
+
+const tagFilterSchema = z.object({
+  tagName: z.string().min(1).max(MAX_TAG_NAME),
+  operator: z.enum(TAG_FILTER_OPERATORS),
+  // Typed against the tag when the bases' definitions are known; here only the JSON shape.
+  value: z.union([z.string(), z.number(), z.boolean()]),
+  valueTo: z.union([z.string(), z.number(), z.boolean()]).optional(),
+});
+
+export const knowledgeSearchRequest = z
+  .object({
+    workspaceId: z.uuid(),
+    // Duplicates are dropped (case aside, as Postgres reads ids), first mention first.
+    knowledgeBaseIds: z
+      .array(z.uuid())
+      .min(1)
+      .max(MAX_SEARCH_BASES)
+      .transform((ids) => [...new Set(ids.map((id) => id.toLowerCase()))]),
+    query: z
+      .string()
+      .trim()
+      .max(MAX_QUERY_CHARS)
+      .optional()
+      .transform((q) => (q ? q : undefined)),
+    tagFilters: z.array(tagFilterSchema).max(MAX_TAG_FILTERS).optional(),
+    topK: z.number().int().min(1).max(MAX_TOP_K).default(10),
+    searchMode: z.enum(['vector', 'hybrid']).default('vector'),
+  })
+  .superRefine((r, ctx) => {
+    if (!r.query && !r.tagFilters?.length) {
+      ctx.addIssue({ code: 'custom', path: ['query'], message: 'Give a query, tagFilters, or both' });
+    }
+  });
+
+export type KnowledgeSearchRequest = z.output<typeof knowledgeSearchRequest>;
+
+export interface SearchResultItem {
+  documentId: string;
+  documentName: string;
+  content: string;
+  chunkIndex: number;
+  similarity: number;
+  /** The document's tag values by tag name. */
+  metadata: Record<string, TagValue>;
+}
+
+export interface KnowledgeSearchResponse {
+  results: SearchResultItem[];
+  /** The trimmed query; '' for a search by tags alone. */
+  query: string;
+  knowledgeBaseIds: string[];
+  topK: number;
+  totalResults: number;
+}
+
+interface Hit {
+  id: number;
+  knowledge_base_id: string;
+  document_id: string;
+  filename: string;
+  content: string;
+  chunk_index: number;
+  distance: number | null;
+  /** The full-text rank of a hybrid search's text candidate. */
+  textRank: number;
+  row: Row;
+}
+
+const LIVE = 'd.enabled and c.generation = d.live_generation';
+const HIT_COLUMNS = `c.id, c.knowledge_base_id, c.document_id, d.filename, c.content, c.chunk_index, ${TAG_COLUMNS_SQL}`;
+
+// Approximate nearest chunks: ordering by the distance operator is what lets the planner walk the
+// HNSW index, and the join to documents runs per chunk the index yields. $1 query vector, $2 bases;
+// filter parameters after. The limit is a literal: under a parameter, a prepared statement's
+// generic plan guesses a tenth of the table and sorts it all instead (500 ms against 3 ms at 100k
+// chunks); a few fixed sizes keep the number of statement texts small.
+const ANN_LIMITS = [10, 20, 50, 100, 200, 400] as const;
+const annSql = (filter: string, limit: number) => `select ${HIT_COLUMNS}, c.embedding <=> $1::vector as distance
+  from knowledge_chunks c join knowledge_documents d on d.id = c.document_id
+ where c.knowledge_base_id = any($2::uuid[]) and ${LIVE} and ${filter}
+ order by c.embedding <=> $1::vector limit ${ANN_LIMITS.find((n) => n >= limit) ?? limit}`;
+
+// Exact nearest chunks among those the filter leaves: the materialized CTE keeps the planner off
+// the index, and scoring only (id, distance) keeps the sort small.
+const exactSql = (filter: string) => `with scored as materialized (
+    select c.id, c.embedding <=> $1::vector as distance
+      from knowledge_documents d join knowledge_chunks c on c.document_id = d.id
+     where d.knowledge_base_id = any($2::uuid[]) and ${LIVE} and ${filter}
+  ), top as (select id, distance from scored order by distance, id limit $3)
+select ${HIT_COLUMNS}, top.distance
+  from top join knowledge_chunks c on c.id = top.id join knowledge_documents d on d.id = c.document_id`;
+
+// Full-text candidates, best rank first, with their cosine distance for the answer's similarity.
+// $4 the query text.
+const textSql = (filter: string) => `select ${HIT_COLUMNS}, c.embedding <=> $1::vector as distance,
+       ts_rank_cd(c.content_tsv, websearch_to_tsquery('english', $4)) as text_rank
+  from knowledge_chunks c join knowledge_documents d on d.id = c.document_id
+ where c.knowledge_base_id = any($2::uuid[]) and ${LIVE} and ${filter}
+   and c.content_tsv @@ websearch_to_tsquery('english', $4)
+ order by text_rank desc, c.id limit $3`;
+
+// Tag-only: $1 bases, $2 how many.
+const taggedSql = (filter: string) => `select ${HIT_COLUMNS}, null::float8 as distance
+  from knowledge_documents d join knowledge_chunks c on c.document_id = d.id and c.generation = d.live_generation
+ where d.knowledge_base_id = any($1::uuid[]) and d.enabled and ${filter}
+ order by d.created_at desc, d.id, c.chunk_index limit $2`;
+
+/** pgvector's text form of a vector. Nine significant digits read back as the same float32. */
+export function vectorLiteral(v: Float32Array): string {
+  return `[${Array.from(v, (x) => Number(x.toPrecision(9))).join(',')}]`;
+}
+
+const toHit = (r: Row): Hit => ({
+  id: Number(r.id),
+  knowledge_base_id: r.knowledge_base_id as string,
+  document_id: r.document_id as string,
+  filename: r.filename as string,
+  content: r.content as string,
+  chunk_index: Number(r.chunk_index),
+  distance: r.distance === null ? null : Number(r.distance),
+  textRank: Number(r.text_rank ?? 0),
+  row: r,
+});
+
+const byDistance = (a: Hit, b: Hit) => (a.distance ?? 0) - (b.distance ?? 0) || a.id - b.id;
+
+/**
+ * Searches knowledge bases of a workspace. A base that is not in the workspace is a 404 like a
+ * missing one, so ids of other workspaces stay unconfirmed; tag filter issues are 400s.
+ */
+export async function searchKnowledge(
+  db: Queryable,
+  embedders: Embedders,
+  workspaceId: string,
+  request: KnowledgeSearchRequest,
+): Promise<KnowledgeSearchResponse> {
+  const ids = request.knowledgeBaseIds;
+  const bases = await db.query<{ id: string; embedding_model: string }>(
+    'select id, embedding_model from knowledge_bases where workspace_id = $1 and id = any($2::uuid[])',
+    [workspaceId, ids],
+  );
+  if (bases.length !== ids.length) throw notFound('Knowledge base');
+  const tags = await listTags(db, ids);
+  const tagsOf = (id: string) => tags.get(id) ?? [];
+
+  // Filter parameters follow each statement's own, so compile once per statement shape.
+  const compile = (own: unknown[]) => {
+    const params = [...own];
+    const filter = compileTagFilters(
+      request.tagFilters as TagFilter[] | undefined,
+      ids.map((id) => ({ id, tags: tagsOf(id) })),
+      params,
+    );
+    return { filter, params };
+  };
+  compile([]); // 400s for bad filters before any embedding is paid for.
+
+  let hits: Hit[];
+  if (!request.query) {
+    const { filter, params } = compile([ids, request.topK]);
+    hits = (await db.query(taggedSql(filter), params)).map(toHit);
+  } else {
+    hits = await queryHits(db, embedders, request, request.query, bases, compile);
+  }
+  const results = hits.map((h) => ({
+    documentId: h.document_id,
+    documentName: h.filename,
+    content: h.content,
+    chunkIndex: h.chunk_index,
+    similarity: h.distance === null ? 1 : 1 - h.distance,
+    metadata: documentTags(h.row, tagsOf(h.knowledge_base_id) as TagDefinition[]),
+  }));
+  return {
+    results,
+    query: request.query ?? '',
+    knowledgeBaseIds: ids,
+    topK: request.topK,
+    totalResults: results.length,
+  };
+}
+
+async function queryHits(
+  db: Queryable,
+  embedders: Embedders,
+  request: KnowledgeSearchRequest,
+  query: string,
+  bases: { id: string; embedding_model: string }[],
+  compile: (own: unknown[]) => { filter: string; params: unknown[] },
+): Promise<Hit[]> {
+  // Vectors of two models are not comparable: each model's bases are searched with its own query
+  // vector, and the lists merged by distance.
+  const groups = new Map<string, string[]>();
+  for (const b of bases) groups.set(b.embedding_model, [...(groups.get(b.embedding_model) ?? []), b.id]);
+  const vectors = await Promise.all(
+    [...groups.keys()].map(async (model) => vectorLiteral(await embedders.get(model).embedQuery(query))),
+  );
+  const hybrid = request.searchMode === 'hybrid';
+  const depth = hybrid ? Math.max(request.topK * 4, 50) : request.topK;
+
+  const lists = await db.transaction(async (tx) => {
+    // Relaxed iterative scans go on through the index until enough chunks pass the filters; the
+    // answer is re-sorted below. ef_search bounds the first pass and so the recall.
+    await tx.query(
+      "select set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', $1, true)",
+      [String(Math.min(1000, Math.max(100, 2 * depth)))],
+    );
+    const vectorHits: Hit[] = [];
+    const textHits: Hit[] = [];
+    for (const [g, baseIds] of [...groups.values()].entries()) {
+      const q = vectors[g] as string;
+      const ann = compile([q, baseIds]);
+      let found = (await tx.query(annSql(ann.filter, depth), ann.params)).map(toHit);
+      if (found.length < depth) {
+        const exact = compile([q, baseIds, depth]);
+        found = (await tx.query(exactSql(exact.filter), exact.params)).map(toHit);
+      }
+      vectorHits.push(...found);
+      if (hybrid) {
+        const text = compile([q, baseIds, depth, query]);
+        textHits.push(...(await tx.query(textSql(text.filter), text.params)).map(toHit));
+      }
+    }
+    return { vectorHits, textHits };
+  });
+
+  const vectorRanked = lists.vectorHits.sort(byDistance).slice(0, depth);
+  if (!hybrid) return vectorRanked;
+  // Each group's statement ranked by one function, so the lists merge by rank as they are.
+  const textRanked = lists.textHits.sort((a, b) => b.textRank - a.textRank || a.id - b.id).slice(0, depth);
+  const fused = new Map<number, { hit: Hit; score: number }>();
+  const credit = (list: Hit[]) => {
+    for (const [rank, hit] of list.entries()) {
+      const entry = fused.get(hit.id) ?? { hit, score: 0 };
+      entry.score += 1 / (RRF_K + rank + 1);
+      fused.set(hit.id, entry);
+    }
+  };
+  credit(vectorRanked);
+  credit(textRanked);
+  return [...fused.values()]
+    .sort((a, b) => b.score - a.score || byDistance(a.hit, b.hit))
+    .slice(0, request.topK)
+    .map((e) => e.hit);
+}

@@ -1,0 +1,263 @@
+// Typed tags of knowledge documents. A knowledge base defines tag names; each name takes one slot
+// of its type (text1..text7, number1..number5, date1..date2, boolean1..boolean3), and a document
+// holds its value in the matching column `tag_<slot>`. One name can sit in different slots in
+// different knowledge bases, so the SQL column of a tag is always looked up per knowledge base,
+// and column names come only from the fixed slot list below, never from input.
+import { z } from 'zod';
+import { type Actor, recordAudit } from './audit-logs.ts';
+import type { Queryable } from './client.ts';
+import {
+  conflict,
+  type FieldIssue,
+  invalidField,
+  isUniqueViolation,
+  notFound,
+  ServiceError,
+} from './errors.ts';
+import { parseIsoInstant } from './instants.ts';
+
+export const TAG_TYPES = ['text', 'number', 'date', 'boolean'] as const;
+export type TagType = (typeof TAG_TYPES)[number];
+
+/** How many tags of each type a knowledge base holds: the document columns there are. */
+export const TAG_SLOTS: Readonly<Record<TagType, number>> = { text: 7, number: 5, date: 2, boolean: 3 };
+
+export const MAX_TAG_NAME = 100;
+export const MAX_TEXT_TAG_VALUE = 1000;
+
+/** Every slot, in definition order: text1..text7, number1..number5, date1..date2, boolean1..boolean3. */
+export const ALL_TAG_SLOTS: readonly string[] = TAG_TYPES.flatMap((type) =>
+  Array.from({ length: TAG_SLOTS[type] }, (_, i) => `${type}${i + 1}`),
+);
+const SLOT_SET: ReadonlySet<string> = new Set(ALL_TAG_SLOTS);
+
+/** The document columns of all slots, as a select list: `d.tag_text1, …, d.tag_boolean3`. */
+export const TAG_COLUMNS_SQL = ALL_TAG_SLOTS.map((s) => `d.tag_${s}`).join(', ');
+
+export interface TagDefinition {
+  name: string;
+  type: TagType;
+  slot: string;
+}
+
+/** A tag's value: text, number, date (ISO 8601 text in, ISO instant out), boolean; null for none. */
+export type TagValue = string | number | boolean | null;
+
+/** The SQL column of a slot. Throws on anything outside the fixed list, so no input reaches SQL. */
+export function tagColumn(slot: string): string {
+  if (!SLOT_SET.has(slot)) throw new Error(`Not a tag slot: ${slot}`);
+  return `tag_${slot}`;
+}
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+export const tagNameSchema = z
+  .string()
+  .trim()
+  .min(1, 'A tag name is 1 to 100 characters')
+  .max(MAX_TAG_NAME, 'A tag name is 1 to 100 characters')
+  .refine((s) => !CONTROL.test(s) && s.isWellFormed(), 'A tag name holds no control characters');
+export const tagTypeSchema = z.enum(TAG_TYPES);
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function parse<T>(schema: z.ZodType<T>, value: unknown, field: string): T {
+  const r = schema.safeParse(value);
+  if (!r.success) throw invalidField(field, r.error.issues[0]?.message ?? 'Invalid value');
+  return r.data;
+}
+
+/**
+ * Defines a tag on a knowledge base in the first free slot of its type. Under a lock on the
+ * knowledge base row, so racing definitions neither share a slot nor a name (the primary key and
+ * unique name are the guarantee all the same). Records knowledge.tag_defined.
+ */
+export async function defineTag(
+  db: Queryable,
+  actor: Actor,
+  input: { knowledgeBaseId: string; name: string; type: TagType },
+): Promise<TagDefinition> {
+  const name = parse(tagNameSchema, input.name, 'name');
+  const type = parse(tagTypeSchema, input.type, 'type');
+  if (!UUID.test(input.knowledgeBaseId)) throw notFound('Knowledge base');
+  try {
+    return await db.transaction(async (tx) => {
+      // `no key update`: serialises tag definitions of the base without blocking the documents and
+      // chunks that merely reference it.
+      const [kb] = await tx.query<{ workspace_id: string; organization_id: string }>(
+        `select kb.workspace_id, w.organization_id
+           from knowledge_bases kb join workspaces w on w.id = kb.workspace_id
+          where kb.id = $1 for no key update of kb`,
+        [input.knowledgeBaseId],
+      );
+      if (!kb) throw notFound('Knowledge base');
+      const held = await tx.query<{ slot: string; name: string }>(
+        'select slot, name from knowledge_tags where knowledge_base_id = $1',
+        [input.knowledgeBaseId],
+      );
+      if (held.some((t) => t.name === name)) throw conflict(`A tag named ${name} already exists`);
+      const taken = new Set(held.map((t) => t.slot));
+      const slot = ALL_TAG_SLOTS.find((s) => s.startsWith(type) && !taken.has(s));
+      if (!slot) {
+        throw invalidField('type', `A knowledge base holds at most ${TAG_SLOTS[type]} ${type} tags`);
+      }
+      await tx.query(
+        'insert into knowledge_tags (knowledge_base_id, slot, name, type) values ($1, $2, $3, $4)',
+        [input.knowledgeBaseId, slot, name, type],
+      );
+      await recordAudit(tx, actor, {
+        organizationId: kb.organization_id,
+        workspaceId: kb.workspace_id,
+        action: 'knowledge.tag_defined',
+        resourceType: 'knowledge_base',
+        resourceId: input.knowledgeBaseId,
+        metadata: { name, type, slot },
+      });
+      return { name, type, slot };
+    });
+  } catch (err) {
+    if (isUniqueViolation(err, 'knowledge_tags_knowledge_base_id_name_key')) {
+      throw conflict(`A tag named ${name} already exists`);
+    }
+    throw err;
+  }
+}
+
+/** The tag definitions of each given knowledge base (an empty list for one without tags), by slot. */
+export async function listTags(
+  db: Queryable,
+  knowledgeBaseIds: readonly string[],
+): Promise<Map<string, TagDefinition[]>> {
+  const byBase = new Map<string, TagDefinition[]>(knowledgeBaseIds.map((id) => [id, []]));
+  const ids = knowledgeBaseIds.filter((id) => UUID.test(id));
+  if (!ids.length) return byBase;
+  const rows = await db.query<{ knowledge_base_id: string; name: string; type: TagType; slot: string }>(
+    `select knowledge_base_id, name, type, slot from knowledge_tags
+      where knowledge_base_id = any($1::uuid[]) order by knowledge_base_id, created_at, slot`,
+    [ids],
+  );
+  for (const r of rows) byBase.get(r.knowledge_base_id)?.push({ name: r.name, type: r.type, slot: r.slot });
+  return byBase;
+}
+
+/**
+ * A document row's tag values by tag name (its `tag_<slot>` columns read through the base's
+ * definitions). Tags the document has no value for are left out; dates are ISO instants.
+ */
+export function documentTags(
+  row: Record<string, unknown>,
+  tags: readonly TagDefinition[],
+): Record<string, TagValue> {
+  const out: Record<string, TagValue> = {};
+  for (const tag of tags) {
+    const v = row[tagColumn(tag.slot)];
+    if (v === null || v === undefined) continue;
+    if (tag.type === 'date') out[tag.name] = (v instanceof Date ? v : new Date(String(v))).toISOString();
+    else if (tag.type === 'number') out[tag.name] = Number(v);
+    else out[tag.name] = v as string | boolean;
+  }
+  return out;
+}
+
+/** A tag value checked against its type, in the text the update statement casts; or an issue. */
+function storedValue(
+  tag: TagDefinition,
+  v: unknown,
+): { ok: true; value: string | null } | { ok: false; message: string } {
+  if (v === null) return { ok: true, value: null };
+  switch (tag.type) {
+    case 'text':
+      if (typeof v !== 'string') return { ok: false, message: `Tag ${tag.name} takes text` };
+      if (v.length > MAX_TEXT_TAG_VALUE || !v.isWellFormed() || v.includes('\u0000')) {
+        return {
+          ok: false,
+          message: `Tag ${tag.name} takes text of at most ${MAX_TEXT_TAG_VALUE} characters`,
+        };
+      }
+      return { ok: true, value: v };
+    case 'number':
+      if (typeof v !== 'number' || !Number.isFinite(v)) {
+        return { ok: false, message: `Tag ${tag.name} takes a finite number` };
+      }
+      // JSON's shortest round-trip text, which float8 reads back as the same double.
+      return { ok: true, value: JSON.stringify(v) };
+    case 'date': {
+      const at = typeof v === 'string' ? parseIsoInstant(v) : null;
+      if (!at) return { ok: false, message: `Tag ${tag.name} takes an ISO 8601 date or date-time` };
+      return { ok: true, value: at.toISOString() };
+    }
+    case 'boolean':
+      if (typeof v !== 'boolean') return { ok: false, message: `Tag ${tag.name} takes true or false` };
+      return { ok: true, value: String(v) };
+  }
+}
+
+const CAST: Record<TagType, string> = {
+  text: 'text',
+  number: 'double precision',
+  date: 'timestamptz',
+  boolean: 'boolean',
+};
+
+// One fixed statement for any set of changed tags: $2 is a JSON object of slot to value text (or
+// null), and a slot absent from it keeps its value. A fixed text is prepared once per connection.
+const SET_TAGS_SQL = `update knowledge_documents set ${ALL_TAG_SLOTS.map((s) => {
+  const type = TAG_TYPES.find((t) => s.startsWith(t)) as TagType;
+  return `tag_${s} = case when $2::jsonb ? '${s}' then ($2::jsonb ->> '${s}')::${CAST[type]} else tag_${s} end`;
+}).join(', ')} where id = $1 returning ${ALL_TAG_SLOTS.map((s) => `tag_${s}`).join(', ')}`;
+
+/**
+ * Sets tag values of a document by tag name; null clears one, tags not named keep theirs. A name
+ * the document's knowledge base does not define, or a value of the wrong type, is a 400 naming
+ * the tag under `tags`. Records knowledge.document_tags_set. Answers all the document's tag values.
+ */
+export async function setDocumentTags(
+  db: Queryable,
+  actor: Actor,
+  input: { documentId: string; tags: Record<string, unknown> },
+): Promise<Record<string, TagValue>> {
+  if (!UUID.test(input.documentId)) throw notFound('Document');
+  const given = input.tags;
+  if (typeof given !== 'object' || given === null || Array.isArray(given)) {
+    throw invalidField('tags', 'Tags are an object of tag name to value');
+  }
+  return db.transaction(async (tx) => {
+    const [doc] = await tx.query<{
+      knowledge_base_id: string;
+      workspace_id: string;
+      organization_id: string;
+    }>(
+      `select d.knowledge_base_id, d.workspace_id, w.organization_id
+         from knowledge_documents d join workspaces w on w.id = d.workspace_id
+        where d.id = $1 for no key update of d`,
+      [input.documentId],
+    );
+    if (!doc) throw notFound('Document');
+    const tags = (await listTags(tx, [doc.knowledge_base_id])).get(doc.knowledge_base_id) ?? [];
+    const byName = new Map(tags.map((t) => [t.name, t]));
+    const issues: FieldIssue[] = [];
+    const changes: Record<string, string | null> = {};
+    for (const [name, value] of Object.entries(given)) {
+      const tag = byName.get(name);
+      if (!tag) {
+        issues.push({ code: 'unrecognized_keys', path: ['tags', name], message: `No tag named ${name}` });
+        continue;
+      }
+      const checked = storedValue(tag, value);
+      if (checked.ok) changes[tag.slot] = checked.value;
+      else issues.push({ code: 'invalid_type', path: ['tags', name], message: checked.message });
+    }
+    if (issues.length) throw new ServiceError(400, 'Invalid tags', { details: issues });
+    const [row] = await tx.query(SET_TAGS_SQL, [input.documentId, JSON.stringify(changes)]);
+    await recordAudit(tx, actor, {
+      organizationId: doc.organization_id,
+      workspaceId: doc.workspace_id,
+      action: 'knowledge.document_tags_set',
+      resourceType: 'knowledge_document',
+      resourceId: input.documentId,
+      metadata: { tags: Object.keys(given) },
+    });
+    return documentTags(row ?? {}, tags);
+  });
+}

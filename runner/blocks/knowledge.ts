@@ -1,0 +1,53 @@
+// The `knowledge` block: searches knowledge bases of the execution's workspace, with the same rules
+// (and so the same errors) as POST /api/v1/knowledge/search.
+//   knowledgeBaseIds (or knowledgeBaseId), query?, tagFilters?, topK? (default 10), searchMode?
+//   → {results: [{documentId, documentName, content, chunkIndex, similarity, metadata}], totalResults}
+// Any field may be a reference (`<start.question>`), checked once resolved.
+import { z } from 'zod';
+import { ServiceError } from '../../db/errors.ts';
+import { knowledgeSearchRequest, searchKnowledge } from '../../db/knowledge-search.ts';
+import { type BlockType, describeServiceError } from './block.ts';
+
+const schema = z
+  .object({
+    knowledgeBaseIds: z.unknown().optional(),
+    knowledgeBaseId: z.unknown().optional(),
+    query: z.unknown().optional(),
+    tagFilters: z.unknown().optional(),
+    topK: z.unknown().optional(),
+    searchMode: z.unknown().optional(),
+  })
+  .strict()
+  .refine((c) => (c.knowledgeBaseIds === undefined) !== (c.knowledgeBaseId === undefined), {
+    path: ['knowledgeBaseIds'],
+    message: 'Give knowledgeBaseIds (a list) or knowledgeBaseId (one), not both',
+  })
+  .refine((c) => c.query !== undefined || c.tagFilters !== undefined, {
+    path: ['query'],
+    message: 'Give a query, tagFilters, or both',
+  });
+
+export type KnowledgeConfig = z.infer<typeof schema>;
+
+export const knowledgeBlock: BlockType<KnowledgeConfig> = {
+  type: 'knowledge',
+  schema,
+  async run(config, ctx) {
+    const { knowledgeBaseId, ...rest } = config;
+    const parsed = knowledgeSearchRequest.safeParse({
+      ...rest,
+      knowledgeBaseIds: config.knowledgeBaseIds ?? [knowledgeBaseId],
+      workspaceId: ctx.workspaceId,
+    });
+    if (!parsed.success) {
+      const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
+      throw new Error(`Invalid knowledge search: ${issues.join('; ')}`);
+    }
+    try {
+      const found = await searchKnowledge(ctx.db, ctx.embedders, ctx.workspaceId, parsed.data);
+      return { output: { results: found.results, totalResults: found.totalResults } };
+    } catch (err) {
+      throw err instanceof ServiceError ? new Error(describeServiceError(err)) : err;
+    }
+  },
+};

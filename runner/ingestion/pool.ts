@@ -1,0 +1,144 @@
+// The ingest pool: worker threads for the CPU side of knowledge ingestion (runner/workers/ingest.ts),
+// parsing and chunking documents of up to 100 MB and computing local embeddings, so that none of it
+// blocks the runner's event loop. Separate from the function pool: its tasks are few, long and large,
+// and its memory limit is sized for documents, not for user code.
+import { Piscina } from 'piscina';
+import { EMBEDDING_DIMENSIONS } from '../embeddings/embedder.ts';
+// Types only: the worker module must not be loaded on this thread.
+import type { ExtractResult, IngestTask } from '../workers/ingest.ts';
+import type { ChunkingConfig } from './chunk.ts';
+import type { DocumentKind } from './document-types.ts';
+
+export type { ExtractResult } from '../workers/ingest.ts';
+
+export interface IngestPoolOptions {
+  maxThreads?: number;
+  /**
+   * V8 heap per worker, in MB. A document's text, its parse tree and its chunks live there at once: a
+   * 100 MB document needs about 1 GB. ArrayBuffers (the document's bytes) are outside this limit.
+   */
+  memoryMb?: number;
+  /** A document that takes longer to parse and chunk fails (PDF.js can spin on a malformed file). */
+  extractTimeoutMs?: number;
+}
+
+export interface IngestPool {
+  /**
+   * Parses and chunks a document. Its bytes are moved to the worker (`bytes` is detached afterwards)
+   * when they fill their buffer, else copied. Resolves `ok: false` with a reason for a document that
+   * cannot be processed (unreadable, no text, too large for memory, too slow); rejects when cancelled.
+   */
+  extract(
+    bytes: Uint8Array,
+    documentKind: DocumentKind,
+    chunking: ChunkingConfig,
+    signal?: AbortSignal,
+  ): Promise<ExtractResult>;
+  /** Local-model embeddings (runner/embeddings/local.ts) of many texts, in order. */
+  embedLocal(texts: string[], signal?: AbortSignal): Promise<Float32Array[]>;
+  destroy(): Promise<void>;
+}
+
+const WORKER_URL = new URL('../workers/ingest.ts', import.meta.url).href;
+const DEFAULT_MEMORY_MB = 1024;
+const DEFAULT_EXTRACT_TIMEOUT_MS = 15 * 60_000;
+// Threads stay a while after a document: loading PDF.js into a fresh one takes a moment.
+const IDLE_TIMEOUT_MS = 60_000;
+
+export function createIngestPool(options: IngestPoolOptions = {}): IngestPool {
+  const memoryMb = options.memoryMb ?? DEFAULT_MEMORY_MB;
+  const extractTimeoutMs = options.extractTimeoutMs ?? DEFAULT_EXTRACT_TIMEOUT_MS;
+  const piscina = new Piscina<IngestTask, ExtractResult | Float32Array>({
+    filename: WORKER_URL,
+    minThreads: 0,
+    maxThreads: Math.max(1, options.maxThreads ?? 2),
+    idleTimeout: IDLE_TIMEOUT_MS,
+    resourceLimits: { maxOldGenerationSizeMb: memoryMb },
+    recordTiming: false,
+  });
+  // A worker dying between tasks (its replacement is automatic) must not crash the process; one dying
+  // during a task is reported through that task.
+  piscina.on('error', () => {});
+  let destroyed = false;
+
+  async function extract(
+    bytes: Uint8Array,
+    documentKind: DocumentKind,
+    chunking: ChunkingConfig,
+    signal?: AbortSignal,
+  ): Promise<ExtractResult> {
+    if (destroyed) throw poolDestroyed();
+    signal?.throwIfAborted();
+    const owned = ownBuffer(bytes);
+    const timeout = AbortSignal.timeout(extractTimeoutMs);
+    const stop = signal ? AbortSignal.any([signal, timeout]) : timeout;
+    try {
+      const result = await piscina.run(
+        { kind: 'extract', bytes: owned, documentKind, chunking },
+        { transferList: [owned.buffer as ArrayBuffer], signal: stop },
+      );
+      return result as ExtractResult;
+    } catch (error) {
+      if (destroyed) throw poolDestroyed();
+      if (signal?.aborted) throw signal.reason;
+      if (timeout.aborted) {
+        return { ok: false, error: `Processing the document took longer than ${duration(extractTimeoutMs)}` };
+      }
+      if (isOutOfMemory(error)) {
+        return {
+          ok: false,
+          error: `The document is too large to process in memory (limit ${memoryMb} MB per document)`,
+        };
+      }
+      throw error;
+    }
+  }
+
+  async function embedLocal(texts: string[], signal?: AbortSignal): Promise<Float32Array[]> {
+    if (destroyed) throw poolDestroyed();
+    if (texts.length === 0) return [];
+    let flat: Float32Array;
+    try {
+      flat = (await piscina.run({ kind: 'embed', texts }, signal ? { signal } : {})) as Float32Array;
+    } catch (error) {
+      if (destroyed) throw poolDestroyed();
+      if (signal?.aborted) throw signal.reason;
+      if (isOutOfMemory(error)) throw new Error('Embedding ran out of memory in the ingest pool');
+      throw error;
+    }
+    return texts.map((_, i) => flat.subarray(i * EMBEDDING_DIMENSIONS, (i + 1) * EMBEDDING_DIMENSIONS));
+  }
+
+  async function destroy(): Promise<void> {
+    destroyed = true;
+    await piscina.destroy();
+  }
+
+  return { extract, embedLocal, destroy };
+}
+
+/**
+ * The bytes in a buffer of their own, which can be moved to the worker: a view into a larger buffer
+ * (Node's pooled small Buffers among them) is copied, as moving would take its neighbours along.
+ */
+function ownBuffer(bytes: Uint8Array): Uint8Array {
+  const whole =
+    bytes.buffer instanceof ArrayBuffer &&
+    bytes.byteOffset === 0 &&
+    bytes.byteLength === bytes.buffer.byteLength;
+  return whole ? bytes : bytes.slice();
+}
+
+function isOutOfMemory(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === 'ERR_WORKER_OUT_OF_MEMORY';
+}
+
+function duration(ms: number): string {
+  const [value, unit] =
+    ms >= 60_000 ? [Number((ms / 60_000).toFixed(1)), 'minute'] : [Math.ceil(ms / 1000), 'second'];
+  return `${value} ${unit}${value === 1 ? '' : 's'}`;
+}
+
+function poolDestroyed(): Error {
+  return new Error('The ingest pool has been destroyed');
+}

@@ -1,0 +1,87 @@
+// What the knowledge tests share: a knowledge base made through the admin plane, document uploads
+// through the public API, and waiting for the runner to finish processing them.
+import { expect } from 'vitest';
+import type { ApiResponse, TestService } from '../helpers/service.ts';
+import { type Content, upload } from './files-helpers.ts';
+
+export interface KnowledgeBaseOptions {
+  name?: string;
+  chunkingConfig?: { maxSize: number; minSize: number; overlap: number };
+}
+
+export async function createKnowledgeBase(svc: TestService, workspaceId: string, o: KnowledgeBaseOptions = {}) {
+  return svc.admin.knowledge.create.mutate({
+    workspaceId,
+    name: o.name ?? `kb ${Math.random().toString(36).slice(2, 8)}`,
+    ...(o.chunkingConfig ? { chunkingConfig: o.chunkingConfig } : {}),
+  });
+}
+
+export interface DocumentUpload {
+  workspaceId: string;
+  name?: string;
+  content?: Content | string;
+  type?: string | null;
+  order?: 'fieldsFirst' | 'fileFirst';
+}
+
+/** POST /api/v1/knowledge/{id}/documents. */
+export function uploadDocument(
+  svc: TestService,
+  key: string,
+  knowledgeBaseId: string,
+  o: DocumentUpload,
+): Promise<ApiResponse> {
+  const content = typeof o.content === 'string' ? Buffer.from(o.content) : (o.content ?? Buffer.from('hello'));
+  return upload(
+    svc,
+    key,
+    {
+      workspaceId: o.workspaceId,
+      name: o.name ?? 'notes.txt',
+      content,
+      type: o.type === undefined ? 'text/plain' : o.type,
+      ...(o.order ? { order: o.order } : {}),
+    },
+    `/api/v1/knowledge/${knowledgeBaseId}/documents`,
+  );
+}
+
+export interface DocumentRecord {
+  id: string;
+  filename: string;
+  processingStatus: string;
+  processingError: string | null;
+  chunkCount: number;
+  tokenCount: number;
+  enabled: boolean;
+  fileSize: number;
+}
+
+/** The document as the admin plane reads it. */
+export async function documentOf(svc: TestService, documentId: string): Promise<DocumentRecord> {
+  return (await svc.admin.knowledge.getDocument.query({ documentId })) as DocumentRecord;
+}
+
+/** Polls until the document is completed or failed (the runner works in this process). */
+export async function settled(svc: TestService, documentId: string, timeoutMs = 30_000): Promise<DocumentRecord> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const doc = await documentOf(svc, documentId);
+    if (doc.processingStatus === 'completed' || doc.processingStatus === 'failed') return doc;
+    if (Date.now() > deadline) throw new Error(`document ${documentId} still ${doc.processingStatus}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Uploads a document and waits for it to be processed; answers the settled document. */
+export async function ingest(
+  svc: TestService,
+  key: string,
+  knowledgeBaseId: string,
+  o: DocumentUpload,
+): Promise<DocumentRecord> {
+  const res = await uploadDocument(svc, key, knowledgeBaseId, o);
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return settled(svc, res.body.data.document.id);
+}

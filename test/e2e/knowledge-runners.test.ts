@@ -1,0 +1,194 @@
+// A runner process killed in the middle of ingesting a document loses nothing: the job's heartbeat
+// stops, pg-boss hands it to another runner, whose claim clears the chunks the dead one had stored,
+// and the document ends completed with consistent counts. Needs a server database (the embedded
+// one serves one process), so it runs in the TEST_DATABASE_URL pass.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { expectOk } from '../api/files-helpers.ts';
+import { createKnowledgeBase, documentOf, settled, uploadDocument } from '../api/knowledge-helpers.ts';
+import { createTenant, startTestService, type Tenant, type TestService } from '../helpers/service.ts';
+
+const serverDatabase = Boolean(process.env.TEST_DATABASE_URL);
+
+let svc: TestService;
+let tenant: Tenant;
+const runners: ChildProcess[] = [];
+
+function startRunner(): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['runner/main.ts'], {
+    env: {
+      ...process.env,
+      DATABASE_URL: svc.config.DATABASE_URL,
+      ENCRYPTION_KEY: (svc.config.ENCRYPTION_KEY as Buffer).toString('hex'),
+      // The runners read the bytes the API stored: the same local storage.
+      DATA_DIR: svc.config.DATA_DIR,
+      QUEUE_HEARTBEAT_SECONDS: '10',
+      QUEUE_SUPERVISE_SECONDS: '1',
+      INGEST_CONCURRENCY: '2',
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  runners.push(child);
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout?.on('data', (d) => {
+      out += d;
+      if (out.includes('Runner started')) resolve(child);
+    });
+    child.stderr?.on('data', (d) => {
+      out += d;
+    });
+    child.once('exit', (code) => reject(new Error(`runner exited (${code}) before starting: ${out}`)));
+  });
+}
+
+const exited = (child: ChildProcess) =>
+  new Promise<{ code: number | null; signal: string | null }>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null)
+      resolve({ code: child.exitCode, signal: child.signalCode });
+    else child.once('exit', (code, signal) => resolve({ code, signal }));
+  });
+
+/** Several MB of text in many paragraphs: at 100-token chunks, ingestion takes a while. */
+function bigText(bytes: number): string {
+  const parts: string[] = [];
+  let size = 0;
+  for (let i = 0; size < bytes; i++) {
+    const p =
+      `Paragraph ${i} records observation ${i * 7919} of station ${i % 97}. ` +
+      `The survey team measured rainfall, wind speed and soil moisture near marker ${i % 1013}. `.repeat(4);
+    parts.push(p);
+    size += p.length + 2;
+  }
+  return parts.join('\n\n');
+}
+
+async function chunkFigures(documentId: string) {
+  const [row] = await svc.db.query<{ n: number | string; tokens: number | string | null }>(
+    'select count(*) as n, sum(token_count) as tokens from knowledge_chunks where document_id = $1',
+    [documentId],
+  );
+  return { chunks: Number(row?.n), tokens: Number(row?.tokens ?? 0) };
+}
+
+describe.runIf(serverDatabase)('ingestion across runner processes', () => {
+  beforeAll(async () => {
+    // Jobs carry the heartbeat of their queue: short here, so a killed runner is noticed soon.
+    svc = await startTestService({ QUEUE_HEARTBEAT_SECONDS: '10' });
+    tenant = await createTenant(svc.admin, { plan: 'enterprise' });
+  });
+  afterEach(async () => {
+    for (const child of runners.splice(0)) {
+      child.kill('SIGKILL');
+      await exited(child);
+    }
+  });
+  afterAll(async () => {
+    await svc?.close();
+  });
+
+  it('completes a document whose runner was killed mid-ingest, on another runner, without duplicate chunks', async () => {
+    const workspaceId = tenant.workspace.id;
+    const kb = await createKnowledgeBase(svc, workspaceId, {
+      chunkingConfig: { maxSize: 100, minSize: 1, overlap: 0 },
+    });
+    const content = bigText(4 * 1024 * 1024);
+
+    const doomed = await startRunner();
+    const res = await uploadDocument(svc, tenant.key, kb.id, { workspaceId, name: 'survey.txt', content });
+    expectOk(res);
+    const documentId = res.body.data.document.id as string;
+
+    // Kill the runner once it is processing and has stored some chunks, but not all.
+    let partial = 0;
+    for (let i = 0; ; i++) {
+      const doc = await documentOf(svc, documentId);
+      expect(doc.processingStatus, 'finished before it could be killed: make the document bigger').not.toBe(
+        'completed',
+      );
+      partial = (await chunkFigures(documentId)).chunks;
+      if (doc.processingStatus === 'processing' && partial > 0) break;
+      if (i > 2400) throw new Error(`document still ${doc.processingStatus} with ${partial} chunks`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    doomed.kill('SIGKILL');
+    expect(await exited(doomed)).toEqual({ code: null, signal: 'SIGKILL' });
+    const killed = await documentOf(svc, documentId);
+    expect(killed.processingStatus).toBe('processing');
+    partial = (await chunkFigures(documentId)).chunks;
+    expect(partial).toBeGreaterThan(0);
+
+    await startRunner();
+    // The same text uploaded again, processed start to finish by the surviving runner while the
+    // dead one's heartbeat lapses: the figures the interrupted document must end with.
+    const twinRes = await uploadDocument(svc, tenant.key, kb.id, { workspaceId, name: 'twin.txt', content });
+    expectOk(twinRes);
+    const twin = await settled(svc, twinRes.body.data.document.id, 90_000);
+    expect(twin.processingStatus).toBe('completed');
+
+    // The heartbeat (10 s) lapses, pg-boss retries the job, the new runner claims a second attempt.
+    const done = await settled(svc, documentId, 90_000);
+    expect(done.processingStatus, done.processingError ?? '').toBe('completed');
+    expect(done.chunkCount).toBeGreaterThan(partial);
+    expect(done.chunkCount).toBe(twin.chunkCount);
+    expect(done.tokenCount).toBe(twin.tokenCount);
+
+    const figures = await chunkFigures(documentId);
+    expect(figures).toEqual({ chunks: done.chunkCount, tokens: done.tokenCount });
+    const [doc] = await svc.db.query<{
+      attempts: number;
+      live_generation: number;
+      target_generation: number;
+    }>('select attempts, live_generation, target_generation from knowledge_documents where id = $1', [
+      documentId,
+    ]);
+    expect(doc).toEqual({ attempts: 2, live_generation: 1, target_generation: 1 });
+    // One chunk per index of the live generation, numbered 0..n-1, and nothing else.
+    const [shape] = await svc.db.query<{
+      n: number | string;
+      distinct_indexes: number | string;
+      lowest: number;
+      highest: number;
+      generations: number | string;
+    }>(
+      `select count(*) as n, count(distinct chunk_index) as distinct_indexes, min(chunk_index) as lowest,
+              max(chunk_index) as highest, count(distinct generation) as generations
+         from knowledge_chunks where document_id = $1`,
+      [documentId],
+    );
+    expect({
+      n: Number(shape?.n),
+      distinct: Number(shape?.distinct_indexes),
+      lowest: shape?.lowest,
+      highest: shape?.highest,
+      generations: Number(shape?.generations),
+    }).toEqual({
+      n: done.chunkCount,
+      distinct: done.chunkCount,
+      lowest: 0,
+      highest: done.chunkCount - 1,
+      generations: 1,
+    });
+    // The same chunks as the twin's, in the same order.
+    const [same] = await svc.db.query<{ differing: number | string }>(
+      `select count(*) as differing
+         from (select chunk_index, content from knowledge_chunks where document_id = $1) a
+         full join (select chunk_index, content from knowledge_chunks where document_id = $2) b using (chunk_index)
+        where a.content is distinct from b.content`,
+      [documentId, twin.id],
+    );
+    expect(Number(same?.differing)).toBe(0);
+
+    // Searchable once, not twice.
+    const search = await svc.call('POST', '/api/v1/knowledge/search', {
+      key: tenant.key,
+      body: { workspaceId, knowledgeBaseIds: [kb.id], query: 'observation station marker', topK: 100 },
+    });
+    expect(search.status, JSON.stringify(search.body).slice(0, 300)).toBe(200);
+    const keys = search.body.data.results.map(
+      (r: { documentId: string; chunkIndex: number }) => `${r.documentId}:${r.chunkIndex}`,
+    );
+    expect(new Set(keys).size).toBe(keys.length);
+  }, 180_000);
+});
