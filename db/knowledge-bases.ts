@@ -90,7 +90,11 @@ const toKnowledgeBase = (r: KnowledgeBaseRow): KnowledgeBase => ({
   docCount: Number(r.doc_count),
   tokenCount: Number(r.token_count),
   embeddingModel: r.embedding_model,
-  chunkingConfig: { maxSize: r.chunk_max_tokens, minSize: r.chunk_min_chars, overlap: r.chunk_overlap_tokens },
+  chunkingConfig: {
+    maxSize: r.chunk_max_tokens,
+    minSize: r.chunk_min_chars,
+    overlap: r.chunk_overlap_tokens,
+  },
   workspaceId: r.workspace_id,
   createdAt: r.created_at.toISOString(),
   updatedAt: r.updated_at.toISOString(),
@@ -193,7 +197,10 @@ export async function updateKnowledgeBase(
     const checked = chunkingConfigSchema.safeParse(chunking);
     if (!checked.success) {
       const issue = checked.error.issues[0];
-      throw invalidField(`chunkingConfig.${String(issue?.path[0] ?? 'overlap')}`, issue?.message ?? 'Invalid');
+      throw invalidField(
+        `chunkingConfig.${String(issue?.path[0] ?? 'overlap')}`,
+        issue?.message ?? 'Invalid',
+      );
     }
     const rechunk =
       chunking.maxSize !== current.chunkingConfig.maxSize ||

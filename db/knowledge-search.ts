@@ -16,15 +16,8 @@ import { z } from 'zod';
 import type { Embedders } from '../runner/embeddings/embedder.ts';
 import type { Queryable, Row } from './client.ts';
 import { notFound } from './errors.ts';
-import { compileTagFilters, TAG_FILTER_OPERATORS, type TagFilter } from './knowledge-tag-filters.ts';
-import {
-  documentTags,
-  listTags,
-  MAX_TAG_NAME,
-  TAG_COLUMNS_SQL,
-  type TagDefinition,
-  type TagValue,
-} from './knowledge-tags.ts';
+import { compileTagFilters, TAG_FILTER_OPERATORS } from './knowledge-tag-filters.ts';
+import { documentTags, listTags, MAX_TAG_NAME, TAG_COLUMNS_SQL, type TagValue } from './knowledge-tags.ts';
 
 export const MAX_SEARCH_BASES = 20;
 export const MAX_TAG_FILTERS = 20;
@@ -109,7 +102,10 @@ const HIT_COLUMNS = `c.id, c.knowledge_base_id, c.document_id, d.filename, c.con
 // generic plan guesses a tenth of the table and sorts it all instead (500 ms against 3 ms at 100k
 // chunks); a few fixed sizes keep the number of statement texts small.
 const ANN_LIMITS = [10, 20, 50, 100, 200, 400] as const;
-const annSql = (filter: string, limit: number) => `select ${HIT_COLUMNS}, c.embedding <=> $1::vector as distance
+const annSql = (
+  filter: string,
+  limit: number,
+) => `select ${HIT_COLUMNS}, c.embedding <=> $1::vector as distance
   from knowledge_chunks c join knowledge_documents d on d.id = c.document_id
  where c.knowledge_base_id = any($2::uuid[]) and ${LIVE} and ${filter}
  order by c.embedding <=> $1::vector limit ${ANN_LIMITS.find((n) => n >= limit) ?? limit}`;
@@ -181,7 +177,7 @@ export async function searchKnowledge(
   const compile = (own: unknown[]) => {
     const params = [...own];
     const filter = compileTagFilters(
-      request.tagFilters as TagFilter[] | undefined,
+      request.tagFilters,
       ids.map((id) => ({ id, tags: tagsOf(id) })),
       params,
     );
@@ -202,7 +198,7 @@ export async function searchKnowledge(
     content: h.content,
     chunkIndex: h.chunk_index,
     similarity: h.distance === null ? 1 : 1 - h.distance,
-    metadata: documentTags(h.row, tagsOf(h.knowledge_base_id) as TagDefinition[]),
+    metadata: documentTags(h.row, tagsOf(h.knowledge_base_id)),
   }));
   return {
     results,

@@ -59,29 +59,34 @@ const CAST: Record<TagType, string> = {
 /** A LIKE pattern matching the text literally: its `\`, `%` and `_` escaped with `\`. */
 export const likeLiteral = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
-/** An operand checked against the tag's type, in the text its cast reads; or an issue message. */
-function operand(type: TagType, v: unknown): { ok: true; text: string } | { ok: false; message: string } {
+/**
+ * An operand checked against the tag's type, as the text its cast reads (a boolean stays one:
+ * postgres.js encodes a boolean parameter from a JS boolean, reading any string as false); or an
+ * issue message.
+ */
+type Operand = { ok: true; value: string | boolean } | { ok: false; message: string };
+function operand(type: TagType, v: unknown): Operand {
   switch (type) {
     case 'text':
       return typeof v === 'string' &&
         v.length <= MAX_TEXT_TAG_VALUE &&
         v.isWellFormed() &&
         !v.includes('\u0000')
-        ? { ok: true, text: v }
+        ? { ok: true, value: v }
         : { ok: false, message: `A text tag compares with text of at most ${MAX_TEXT_TAG_VALUE} characters` };
     case 'number':
       return typeof v === 'number' && Number.isFinite(v)
-        ? { ok: true, text: JSON.stringify(v) }
+        ? { ok: true, value: JSON.stringify(v) }
         : { ok: false, message: 'A number tag compares with a number' };
     case 'date': {
       const at = typeof v === 'string' ? parseIsoInstant(v) : null;
       return at
-        ? { ok: true, text: at.toISOString() }
+        ? { ok: true, value: at.toISOString() }
         : { ok: false, message: 'A date tag compares with an ISO 8601 date or date-time' };
     }
     case 'boolean':
       return typeof v === 'boolean'
-        ? { ok: true, text: String(v) }
+        ? { ok: true, value: v }
         : { ok: false, message: 'A boolean tag compares with true or false' };
   }
 }
@@ -155,12 +160,12 @@ export function compileTagFilters(
     }
     const from = operand(type, f.value);
     if (!from.ok) issue('value', from.message, 'invalid_type');
-    let to: { ok: true; text: string } | { ok: false; message: string } | null = null;
+    let to: Operand | null = null;
     if (f.operator === 'between') {
       to =
         f.valueTo === undefined ? { ok: false, message: 'between needs valueTo' } : operand(type, f.valueTo);
       if (!to.ok) issue('valueTo', to.message, 'invalid_type');
-      else if (from.ok && compareOperands(type, to.text, from.text) < 0) {
+      else if (from.ok && compareOperands(type, String(to.value), String(from.value)) < 0) {
         issue('valueTo', 'valueTo must not be below value');
       }
     } else if (f.valueTo !== undefined) {
@@ -168,8 +173,8 @@ export function compileTagFilters(
     }
     if (!from.ok || (to && !to.ok)) continue;
     const shape = type === 'text' ? LIKE_SHAPE[f.operator] : undefined;
-    const v = add(shape ? shape(likeLiteral(from.text)) : from.text);
-    const upper = to?.ok ? add(to.text) : null;
+    const v = add(shape ? shape(likeLiteral(String(from.value))) : from.value);
+    const upper = to?.ok ? add(to.value) : null;
     // Bases that keep the tag in one slot share one condition; a base that keeps it elsewhere gets
     // its own, guarded by its id. Usually every base agrees and no guard is needed.
     const bySlot = new Map<string, string[]>();

@@ -2,6 +2,7 @@
 // priced into the execution's cost. Optionally asks for JSON matching a schema and parses it.
 import { ChatOpenAICompletions } from '@langchain/openai';
 import { z } from 'zod';
+import { providerLocation, redactKeys } from '../provider-errors.ts';
 import type { BlockType, RunnerSettings } from './block.ts';
 import { priceOf } from './model-prices.ts';
 
@@ -120,7 +121,7 @@ function providerError(err: unknown, settings: RunnerSettings): Error {
   const e = (err ?? {}) as { status?: unknown; message?: unknown; error?: unknown; name?: unknown };
   const status = typeof e.status === 'number' ? e.status : undefined;
   const body = e.error as { message?: unknown } | undefined;
-  const reason = redact(
+  const reason = redactKeys(
     typeof body?.message === 'string'
       ? body.message
       : typeof e.message === 'string'
@@ -136,7 +137,7 @@ function providerError(err: unknown, settings: RunnerSettings): Error {
   const cause = rootCause(err);
   if (/connection error/i.test(reason) || cause) {
     return new Error(
-      `model provider unreachable at ${where(settings.openaiBaseUrl)}: ${redact(cause ?? reason, settings.openaiApiKey)}`,
+      `model provider unreachable at ${providerLocation(settings.openaiBaseUrl)}: ${redactKeys(cause ?? reason, settings.openaiApiKey)}`,
     );
   }
   return new Error(`model call failed: ${reason}`);
@@ -152,22 +153,4 @@ function rootCause(err: unknown): string | undefined {
     current = c.cause;
   }
   return found;
-}
-
-function where(baseUrl: string | undefined): string {
-  if (!baseUrl) return 'api.openai.com';
-  try {
-    const url = new URL(baseUrl);
-    return url.origin + url.pathname.replace(/\/$/, '');
-  } catch {
-    return 'the configured base URL';
-  }
-}
-
-// Providers echo keys back (OpenAI: "Incorrect API key provided: sk-ab***yz"): strip ours and any
-// key-shaped token, since error messages end up in execution logs that users read.
-function redact(text: string, apiKey: string | undefined): string {
-  let out = apiKey && apiKey.length >= 4 ? text.split(apiKey).join('[redacted]') : text;
-  out = out.replace(/\bsk-[A-Za-z0-9_*.-]{6,}/g, '[redacted]');
-  return out;
 }

@@ -2,6 +2,7 @@
 // compatible server (OPENAI_BASE_URL: Ollama, vLLM, TEI…). Vectors are checked (1536 finite numbers)
 // and L2-normalised here, since some compatible servers do not normalise theirs.
 import { OpenAIEmbeddings } from '@langchain/openai';
+import { providerLocation, redactKeys } from '../provider-errors.ts';
 import { EMBEDDING_DIMENSIONS, type Embedder } from './embedder.ts';
 
 export const DEFAULT_OPENAI_EMBEDDING_MODEL = 'text-embedding-3-small';
@@ -99,8 +100,8 @@ function embeddingError(error: unknown, model: string, options: OpenAIEmbedderOp
       : typeof e.message === 'string'
         ? e.message
         : String(error);
-  const reason = redact(raw, options.apiKey);
-  const at = where(options.baseUrl);
+  const reason = redactKeys(raw, options.apiKey);
+  const at = providerLocation(options.baseUrl);
   if (status === 401 || status === 403) {
     throw new Error(`The embedding provider at ${at} rejected the API key (HTTP ${status}): ${reason}`);
   }
@@ -108,21 +109,4 @@ function embeddingError(error: unknown, model: string, options: OpenAIEmbedderOp
     throw new Error(`The embedding provider at ${at} answered HTTP ${status} for model ${model}: ${reason}`);
   }
   throw new Error(`The embedding provider at ${at} could not be reached: ${reason}`);
-}
-
-function where(baseUrl: string | undefined): string {
-  if (!baseUrl) return 'api.openai.com';
-  try {
-    const url = new URL(baseUrl);
-    return url.origin + url.pathname.replace(/\/$/, '');
-  } catch {
-    return 'the configured base URL';
-  }
-}
-
-// Providers echo keys back (OpenAI: "Incorrect API key provided: sk-ab***yz"), and this message is shown
-// on the document: strip ours and anything key-shaped.
-function redact(text: string, apiKey: string | undefined): string {
-  const out = apiKey && apiKey.length >= 4 ? text.split(apiKey).join('[redacted]') : text;
-  return out.replace(/\bsk-[A-Za-z0-9_*.-]{6,}/g, '[redacted]');
 }

@@ -114,8 +114,8 @@ function mergeCount(piece: string): number {
     if (!top) break;
     const [merged, node, end] = top;
     const second = next[node] as number;
-    // Stale: the node was absorbed (its link no longer leads anywhere consistent) or a neighbour merged.
-    if (second >= n || next[second] !== end || prev[second] !== node) continue;
+    // Stale: the node was absorbed (its links are -2), or one of the pair merged with another neighbour.
+    if (second < 0 || second >= n || next[second] !== end || prev[second] !== node) continue;
     next[node] = end;
     rank[node] = merged;
     if (end < n) prev[end] = node;

@@ -13,6 +13,7 @@ import {
 import {
   adminError,
   createTenant,
+  createWorkspace,
   startTestService,
   type Tenant,
   type TestService,
@@ -29,15 +30,7 @@ beforeAll(async () => {
 });
 afterAll(() => svc.close());
 
-async function freshWorkspace() {
-  const ws = await svc.admin.workspaces.create.mutate({
-    orgId: tenant.org.id,
-    ownerId: tenant.user.id,
-    name: `ws ${Math.random()}`,
-    skipDefaultWorkflow: true,
-  });
-  return ws.id as string;
-}
+const freshWorkspace = () => createWorkspace(svc.admin, tenant);
 
 interface Entry {
   action: string;

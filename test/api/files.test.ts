@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   addPerson,
   createTenant,
+  createWorkspace,
   startTestService,
   type Tenant,
   type TestService,
@@ -37,15 +38,7 @@ const PNG = Buffer.from(
 );
 
 /** A workspace of its own per test, so names and counts do not meet. */
-async function freshWorkspace(t: Tenant = tenant) {
-  const ws = await svc.admin.workspaces.create.mutate({
-    orgId: t.org.id,
-    ownerId: t.user.id,
-    name: `ws ${Math.random()}`,
-    skipDefaultWorkflow: true,
-  });
-  return ws.id as string;
-}
+const freshWorkspace = (t: Tenant = tenant) => createWorkspace(svc.admin, t);
 
 async function list(workspaceId: string, key = tenant.key) {
   const res = await svc.call('GET', '/api/v1/files', { key, query: { workspaceId } });

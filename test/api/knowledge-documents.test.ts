@@ -6,6 +6,7 @@ import {
   type ApiResponse,
   addPerson,
   createTenant,
+  createWorkspace,
   startTestService,
   type Tenant,
   type TestService,
@@ -39,18 +40,12 @@ beforeAll(async () => {
 });
 afterAll(() => svc.close());
 
-async function freshWorkspace(t: Tenant = tenant) {
-  const ws = await svc.admin.workspaces.create.mutate({
-    orgId: t.org.id,
-    ownerId: t.user.id,
-    name: `ws ${Math.random()}`,
-    skipDefaultWorkflow: true,
-  });
-  return ws.id as string;
-}
+/** A workspace of its own per test, so names and counts do not meet. */
+const freshWorkspace = (t: Tenant = tenant) => createWorkspace(svc.admin, t);
 
-const list = (kbId: string, query: Query, key: string | undefined = tenant.key): Promise<ApiResponse> =>
-  svc.call('GET', `/api/v1/knowledge/${kbId}/documents`, { ...(key !== undefined ? { key } : {}), query });
+/** GET the listing; `key: null` sends no key at all. */
+const list = (kbId: string, query: Query, key: string | null = tenant.key): Promise<ApiResponse> =>
+  svc.call('GET', `/api/v1/knowledge/${kbId}/documents`, { ...(key !== null ? { key } : {}), query });
 
 /** A listing that must succeed: its documents and pagination. */
 async function page(kbId: string, query: Query, key = tenant.key) {
@@ -376,6 +371,8 @@ describe('sorting', () => {
   const docs: { name: string; content: string; type?: string }[] = [
     { name: 'charlie.txt', content: prose(1, 'charlie') },
     { name: 'echo.md', content: prose(3, 'echo'), type: 'text/markdown' },
+    // The biggest file, but few tokens: blank lines are not text. Tells fileSize from tokenCount.
+    { name: 'foxtrot.txt', content: `A short note about foxtrot.${'\n'.repeat(50_000)}` },
     { name: 'alpha.txt', content: prose(6, 'alpha') },
     { name: 'bravo.txt', content: '' }, // fails: nothing to index
     { name: 'delta.txt', content: prose(10, 'delta') },
@@ -414,11 +411,11 @@ describe('sorting', () => {
     const byName = new Map(all.map((d) => [d.filename, d]));
     expect(byName.get('bravo.txt')?.processingStatus).toBe('failed');
     const completed = all.filter((d) => d.processingStatus === 'completed');
-    expect(completed).toHaveLength(4);
+    expect(completed).toHaveLength(5);
     // Distinct figures, so each numeric order is one order.
-    expect(new Set(all.map((d) => d.chunkCount)).size).toBe(5);
-    expect(new Set(all.map((d) => d.tokenCount)).size).toBe(5);
-    expect(new Set(all.map((d) => d.fileSize)).size).toBe(5);
+    expect(new Set(all.map((d) => d.chunkCount)).size).toBe(6);
+    expect(new Set(all.map((d) => d.tokenCount)).size).toBe(6);
+    expect(new Set(all.map((d) => d.fileSize)).size).toBe(6);
     expect(
       all
         .filter((d) => !d.enabled)
@@ -428,7 +425,7 @@ describe('sorting', () => {
   });
 
   it('sorts by filename', async () => {
-    const asc = ['alpha.txt', 'bravo.txt', 'charlie.txt', 'delta.txt', 'echo.md'];
+    const asc = ['alpha.txt', 'bravo.txt', 'charlie.txt', 'delta.txt', 'echo.md', 'foxtrot.txt'];
     expect(names(await sorted('filename', 'asc'))).toEqual(asc);
     expect(names(await sorted('filename', 'desc'))).toEqual([...asc].reverse());
     expect(names(await sorted('filename'))).toEqual([...asc].reverse()); // desc by default
@@ -446,42 +443,53 @@ describe('sorting', () => {
       const asc = await sorted(field, 'asc');
       const values = asc.map((d) => d[field]);
       expect(values).toEqual([...values].sort((a, b) => a - b));
-      expect(new Set(values).size).toBe(5);
+      expect(new Set(values).size).toBe(6);
       const desc = await sorted(field, 'desc');
       expect(ids(desc)).toEqual(ids(asc).reverse());
       expect(ids(await sorted(field))).toEqual(ids(desc));
     });
   }
 
-  it('sorts by fileSize in a different order than by name or upload', async () => {
-    // Sizes: bravo 0 < charlie < echo < alpha < delta.
+  it('sorts by fileSize and by tokenCount in orders unlike each other, the names or the uploads', async () => {
+    // Sizes: bravo 0 < charlie < echo < alpha < delta < foxtrot (blank lines).
     expect(names(await sorted('fileSize', 'asc'))).toEqual([
       'bravo.txt',
       'charlie.txt',
       'echo.md',
       'alpha.txt',
       'delta.txt',
+      'foxtrot.txt',
     ]);
+    expect(names(await sorted('tokenCount', 'asc'))).toEqual([
+      'bravo.txt',
+      'foxtrot.txt',
+      'charlie.txt',
+      'echo.md',
+      'alpha.txt',
+      'delta.txt',
+    ]);
+    expect(names(await sorted('chunkCount', 'desc')).slice(0, 2)).toEqual(['delta.txt', 'alpha.txt']);
   });
 
   it('sorts by processingStatus and by enabled', async () => {
     const status = async (order: string) =>
       (await sorted('processingStatus', order)).map((d) => d.processingStatus);
-    expect(await status('asc')).toEqual(['completed', 'completed', 'completed', 'completed', 'failed']);
-    expect(await status('desc')).toEqual(['failed', 'completed', 'completed', 'completed', 'completed']);
+    const completedFive = Array(5).fill('completed');
+    expect(await status('asc')).toEqual([...completedFive, 'failed']);
+    expect(await status('desc')).toEqual(['failed', ...completedFive]);
     const enabled = async (order: string) => (await sorted('enabled', order)).map((d) => d.enabled);
-    expect(await enabled('asc')).toEqual([false, false, true, true, true]);
-    expect(await enabled('desc')).toEqual([true, true, true, false, false]);
+    expect(await enabled('asc')).toEqual([false, false, true, true, true, true]);
+    expect(await enabled('desc')).toEqual([true, true, true, true, false, false]);
     expect(new Set(names((await sorted('enabled', 'asc')).slice(0, 2)))).toEqual(new Set(disabled));
   });
 
   it('pages through a sort without losing or repeating a document', async () => {
     const whole = ids(await sorted('chunkCount', 'desc'));
     const pages: string[] = [];
-    for (let offset = 0; offset < 5; offset += 2) {
+    for (let offset = 0; offset < 6; offset += 4) {
       pages.push(
         ...ids(
-          (await page(kbId, { workspaceId, sortBy: 'chunkCount', sortOrder: 'desc', limit: 2, offset }))
+          (await page(kbId, { workspaceId, sortBy: 'chunkCount', sortOrder: 'desc', limit: 4, offset }))
             .documents,
         ),
       );
@@ -522,7 +530,7 @@ describe('access', () => {
   });
 
   it('answers 401 without a key or with a wrong one', async () => {
-    expectError(await list(kbId, { workspaceId: tenant.workspace.id }, undefined), 401);
+    expectError(await list(kbId, { workspaceId: tenant.workspace.id }, null), 401);
     expectError(await list(kbId, { workspaceId: tenant.workspace.id }, 'sk-service-not-a-real-key'), 401);
   });
 

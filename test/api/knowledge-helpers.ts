@@ -9,7 +9,11 @@ export interface KnowledgeBaseOptions {
   chunkingConfig?: { maxSize: number; minSize: number; overlap: number };
 }
 
-export async function createKnowledgeBase(svc: TestService, workspaceId: string, o: KnowledgeBaseOptions = {}) {
+export async function createKnowledgeBase(
+  svc: TestService,
+  workspaceId: string,
+  o: KnowledgeBaseOptions = {},
+) {
   return svc.admin.knowledge.create.mutate({
     workspaceId,
     name: o.name ?? `kb ${Math.random().toString(36).slice(2, 8)}`,
@@ -32,7 +36,8 @@ export function uploadDocument(
   knowledgeBaseId: string,
   o: DocumentUpload,
 ): Promise<ApiResponse> {
-  const content = typeof o.content === 'string' ? Buffer.from(o.content) : (o.content ?? Buffer.from('hello'));
+  const content =
+    typeof o.content === 'string' ? Buffer.from(o.content) : (o.content ?? Buffer.from('hello'));
   return upload(
     svc,
     key,
@@ -64,7 +69,11 @@ export async function documentOf(svc: TestService, documentId: string): Promise<
 }
 
 /** Polls until the document is completed or failed (the runner works in this process). */
-export async function settled(svc: TestService, documentId: string, timeoutMs = 30_000): Promise<DocumentRecord> {
+export async function settled(
+  svc: TestService,
+  documentId: string,
+  timeoutMs = 30_000,
+): Promise<DocumentRecord> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const doc = await documentOf(svc, documentId);

@@ -3,7 +3,14 @@
 // 415, the storage quota) and who may do each. Listing documents is in knowledge-documents,
 // search in knowledge-search.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addPerson, createTenant, startTestService, type Tenant, type TestService } from '../helpers/service.ts';
+import {
+  addPerson,
+  createTenant,
+  createWorkspace,
+  startTestService,
+  type Tenant,
+  type TestService,
+} from '../helpers/service.ts';
 import { expectError, expectOk, localBlobs } from './files-helpers.ts';
 import { createKnowledgeBase, documentOf, ingest, settled, uploadDocument } from './knowledge-helpers.ts';
 
@@ -18,15 +25,8 @@ beforeAll(async () => {
 });
 afterAll(() => svc.close());
 
-async function freshWorkspace(t: Tenant = tenant) {
-  const ws = await svc.admin.workspaces.create.mutate({
-    orgId: t.org.id,
-    ownerId: t.user.id,
-    name: `ws ${Math.random()}`,
-    skipDefaultWorkflow: true,
-  });
-  return ws.id as string;
-}
+/** A workspace of its own per test, so names and counts do not meet. */
+const freshWorkspace = (t: Tenant = tenant) => createWorkspace(svc.admin, t);
 
 /** Paragraphs of distinct words: enough text for several chunks at small sizes. */
 function prose(paragraphs: number, seed = 'topic'): string {
@@ -79,7 +79,10 @@ describe('GET /api/v1/knowledge', () => {
       query: { workspaceId: tenant.workspace.id },
     });
     expect([403, 404]).toContain(res.status);
-    expectError(await svc.call('GET', '/api/v1/knowledge', { query: { workspaceId: tenant.workspace.id } }), 401);
+    expectError(
+      await svc.call('GET', '/api/v1/knowledge', { query: { workspaceId: tenant.workspace.id } }),
+      401,
+    );
   });
 });
 
@@ -92,7 +95,11 @@ describe('PUT /api/v1/knowledge/{id}', () => {
       body: { workspaceId, name: 'Renamed', description: 'About things' },
     });
     expectOk(res);
-    expect(res.body.data.knowledgeBase).toMatchObject({ id: kb.id, name: 'Renamed', description: 'About things' });
+    expect(res.body.data.knowledgeBase).toMatchObject({
+      id: kb.id,
+      name: 'Renamed',
+      description: 'About things',
+    });
     expect(typeof res.body.data.message).toBe('string');
     expect(Date.parse(res.body.data.knowledgeBase.updatedAt)).toBeGreaterThan(Date.parse(kb.updatedAt));
     const again = await svc.call('PUT', `/api/v1/knowledge/${kb.id}`, {
@@ -157,7 +164,10 @@ describe('PUT /api/v1/knowledge/{id}', () => {
       404,
     );
     expectError(
-      await svc.call('PUT', '/api/v1/knowledge/not-a-uuid', { key: tenant.key, body: { workspaceId: mine, name: 'x' } }),
+      await svc.call('PUT', '/api/v1/knowledge/not-a-uuid', {
+        key: tenant.key,
+        body: { workspaceId: mine, name: 'x' },
+      }),
       400,
     );
     const kb = await createKnowledgeBase(svc, tenant.workspace.id);
@@ -272,7 +282,11 @@ describe('POST /api/v1/knowledge/{id}/documents', () => {
   it('takes the workspace field after the file too', async () => {
     const workspaceId = await freshWorkspace();
     const kb = await createKnowledgeBase(svc, workspaceId);
-    const res = await uploadDocument(svc, tenant.key, kb.id, { workspaceId, order: 'fileFirst', content: prose(1) });
+    const res = await uploadDocument(svc, tenant.key, kb.id, {
+      workspaceId,
+      order: 'fileFirst',
+      content: prose(1),
+    });
     expectOk(res);
     expect((await settled(svc, res.body.data.document.id)).processingStatus).toBe('completed');
   });
@@ -281,8 +295,16 @@ describe('POST /api/v1/knowledge/{id}/documents', () => {
     const workspaceId = await freshWorkspace();
     const kb = await createKnowledgeBase(svc, workspaceId);
     const cases = [
-      { name: 'broken.pdf', type: 'application/pdf', content: Buffer.from('%PDF-1.7\nthis is not really a pdf') },
-      { name: 'broken.docx', type: 'application/octet-stream', content: Buffer.from('PK\u0003\u0004 not a zip') },
+      {
+        name: 'broken.pdf',
+        type: 'application/pdf',
+        content: Buffer.from('%PDF-1.7\nthis is not really a pdf'),
+      },
+      {
+        name: 'broken.docx',
+        type: 'application/octet-stream',
+        content: Buffer.from('PK\u0003\u0004 not a zip'),
+      },
       { name: 'empty.txt', type: 'text/plain', content: Buffer.alloc(0) },
       { name: 'blank.md', type: 'text/markdown', content: Buffer.from('   \n\n  ') },
       { name: 'bad.json', type: 'application/json', content: Buffer.from('{"a": ') },
@@ -337,12 +359,18 @@ describe('POST /api/v1/knowledge/{id}/documents', () => {
     const t = await createTenant(svc.admin, { plan: 'pro' });
     const kb = await createKnowledgeBase(svc, t.workspace.id);
     await svc.admin.quotas.set.mutate({ orgId: t.org.id, storageLimitBytes: 1000 });
-    const ok = await uploadDocument(svc, t.key, kb.id, { workspaceId: t.workspace.id, content: 'x'.repeat(600) });
+    const ok = await uploadDocument(svc, t.key, kb.id, {
+      workspaceId: t.workspace.id,
+      content: 'x'.repeat(600),
+    });
     expectOk(ok);
     const usage = await svc.call('GET', '/api/users/me/usage-limits', { key: t.key });
     expect(usage.body.storage.usedBytes).toBe(600);
     const blobs = localBlobs(svc).length;
-    const res = await uploadDocument(svc, t.key, kb.id, { workspaceId: t.workspace.id, content: 'y'.repeat(600) });
+    const res = await uploadDocument(svc, t.key, kb.id, {
+      workspaceId: t.workspace.id,
+      content: 'y'.repeat(600),
+    });
     expectError(res, 413, /Storage limit/);
     expect(localBlobs(svc)).toHaveLength(blobs);
   });

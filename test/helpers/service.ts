@@ -152,6 +152,17 @@ export async function createTenant(
   return { org, user, workspace, key };
 }
 
+/** Another workspace of the tenant's owner, with no default workflow: a clean slate per test. */
+export async function createWorkspace(admin: AdminClient, tenant: Tenant): Promise<string> {
+  const ws = await admin.workspaces.create.mutate({
+    orgId: tenant.org.id,
+    ownerId: tenant.user.id,
+    name: `ws ${Math.random()}`,
+    skipDefaultWorkflow: true,
+  });
+  return ws.id as string;
+}
+
 /** A further user in a tenant's organization, with a personal key and optionally a workspace permission. */
 export async function addPerson(
   admin: AdminClient,
