@@ -1,9 +1,9 @@
 // tRPC set-up of the admin plane: its context, and the procedure every router builds on, which turns
 // the service's ServiceError into the matching tRPC error (details travel in the error's data).
 import { initTRPC, TRPCError } from '@trpc/server';
+import type { PgBoss } from 'pg-boss';
 import { ZodError } from 'zod';
 import { issuesOf } from '../api/middleware/validate.ts';
-import type { PgBoss } from 'pg-boss';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/client.ts';
 import { type FieldIssue, ServiceError } from '../db/errors.ts';

@@ -36,7 +36,10 @@ export function createApp(deps: ApiDeps) {
   app.route('/api/v1/tables', tableRoutes(deps));
   const storage = createStorage(deps.config);
   app.route('/api/v1/files', fileRoutes({ ...deps, storage }));
-  app.route('/api/v1/knowledge', knowledgeRoutes({ ...deps, storage, embedders: createEmbedders(deps.config) }));
+  app.route(
+    '/api/v1/knowledge',
+    knowledgeRoutes({ ...deps, storage, embedders: createEmbedders(deps.config) }),
+  );
   app.route('/api/v1/docs', docRoutes(deps));
   app.route('/api/workflows', workflowRoutes(deps));
   app.route('/api/jobs', jobRoutes(deps));

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { type Actor, recordAudit } from './audit-logs.ts';
 import type { Queryable } from './client.ts';
-import { conflict, invalidField, isUniqueViolation, notFound, ServiceError } from './errors.ts';
+import { conflict, invalidField, isUniqueViolation, notFound } from './errors.ts';
 import { isPlainName, requireFolder } from './folders.ts';
 import { reserveStorage } from './storage-quota.ts';
 

@@ -9,6 +9,7 @@ import type { Queryable } from './client.ts';
 import { notFound } from './errors.ts';
 import type { ChunkingConfig, IngestJob } from './knowledge-bases.ts';
 import { reserveStorage } from './storage-quota.ts';
+import { vectorLiteral } from './vectors.ts';
 
 export type ProcessingStatus = 'pending' | 'processing' | 'completed' | 'failed';
 
@@ -350,11 +351,6 @@ export interface NewChunk {
   content: string;
   tokenCount: number;
   embedding: Float32Array;
-}
-
-/** `[x,y,…]`, pgvector's text form. */
-export function vectorLiteral(v: Float32Array): string {
-  return `[${Array.prototype.join.call(v, ',')}]`;
 }
 
 /** Stores a batch of a claim's chunks, numbered from `firstIndex`. One statement. */

@@ -131,7 +131,12 @@ export function knowledgeRoutes({
         success: true,
         data: {
           documents,
-          pagination: { total, limit: q.limit, offset: q.offset, hasMore: q.offset + documents.length < total },
+          pagination: {
+            total,
+            limit: q.limit,
+            offset: q.offset,
+            hasMore: q.offset + documents.length < total,
+          },
         },
       });
     })

@@ -3,10 +3,10 @@
 // a failure down `error` edges or fails the run; records a trace span per block; enforces the
 // workflow's time limit.
 
-import type { Embedders } from '../embeddings/embedder.ts';
 import type { Queryable } from '../../db/client.ts';
 import type { BlockConfig, BlockContext, BlockResult, Edge, Graph, RunnerSettings } from '../blocks/block.ts';
 import { BLOCK_TYPES } from '../blocks/index.ts';
+import type { Embedders } from '../embeddings/embedder.ts';
 import type { FunctionPool } from '../pool.ts';
 import type { Definition } from './definition.ts';
 import { checkInputs } from './inputs.ts';
