@@ -150,76 +150,93 @@ async function benchIngestion() {
   await svc.db.query(
     `create table raw_chunks (like knowledge_chunks including defaults including identity including generated including indexes)`,
   );
-  const corpus = Array.from({ length: DOCUMENTS }, () => text(Math.floor(CORPUS_BYTES / DOCUMENTS)));
+  // A new corpus each round: a vector the index already holds would be cheap to insert again.
+  const corpusOf = () => Array.from({ length: DOCUMENTS }, () => text(Math.floor(CORPUS_BYTES / DOCUMENTS)));
+  type Row = { content: string; token_count: number; embedding: string };
+  /** Our path: the corpus uploaded to a new knowledge base and processed; its chunks per second. */
+  const ingestRound = async (round: number) => {
+    const kb = await createKnowledgeBase(svc.db, ADMIN, {
+      workspaceId: svc.workspaceId,
+      name: `round ${round}`,
+      embeddingModel: LOCAL_EMBEDDING_MODEL,
+    });
+    const corpus = corpusOf();
+    const started = performance.now();
+    await Promise.all(
+      corpus.map(async (content, i) => {
+        const { body, contentType } = multipartBody(svc.workspaceId, `doc-${i}.txt`, content);
+        const res = await api.app.request(`/api/v1/knowledge/${kb.id}/documents`, {
+          method: 'POST',
+          headers: { 'X-API-Key': svc.apiKey, 'Content-Type': contentType },
+          body,
+        });
+        if (res.status !== 200) throw new Error(`upload: ${res.status} ${await res.text()}`);
+      }),
+    );
+    await waitAllSettled(svc.db, kb.id);
+    const seconds = (performance.now() - started) / 1000;
+    const rows = await svc.db.query<Row>(
+      'select content, token_count, embedding::text as embedding from knowledge_chunks where knowledge_base_id = $1',
+      [kb.id],
+    );
+    return { rows, rate: rows.length / seconds };
+  };
+  /**
+   * The baseline: the same rows, plain INSERTs of 128 rows into a table with the same indexes (and,
+   * like ours, the rows of earlier rounds), on as many connections as the runner processes
+   * documents at once.
+   */
+  const rawRound = async (rows: Row[]) => {
+    const document = randomUUID();
+    const started = performance.now();
+    let next = 0;
+    const writer = async () => {
+      for (let at = next; at < rows.length; at = next) {
+        next += 128;
+        const batch = rows.slice(at, at + 128);
+        await svc.db.query(
+          `insert into raw_chunks (knowledge_base_id, document_id, generation, chunk_index, content, token_count, embedding)
+           select $1, $2, 1, t.ord, t.content, t.tokens, t.embedding::vector
+             from unnest($3::text[], $4::int[], $5::text[]) with ordinality as t(content, tokens, embedding, ord)`,
+          [
+            randomUUID(),
+            document,
+            batch.map((r) => r.content),
+            batch.map((r) => r.token_count),
+            batch.map((r) => r.embedding),
+          ],
+        );
+      }
+    };
+    await Promise.all(Array.from({ length: svc.config.INGEST_CONCURRENCY }, writer));
+    return rows.length / ((performance.now() - started) / 1000);
+  };
   const ours: number[] = [];
   const raw: number[] = [];
-  let chunks = 0;
+  let rows: Row[] = [];
   try {
+    // Alternating which goes first, so neither always follows the other's writes (checkpoints,
+    // autovacuum) into the same round.
     for (let round = 0; round < ROUNDS; round++) {
-      const kb = await createKnowledgeBase(svc.db, ADMIN, {
-        workspaceId: svc.workspaceId,
-        name: `round ${round}`,
-        embeddingModel: LOCAL_EMBEDDING_MODEL,
-      });
-      const started = performance.now();
-      await Promise.all(
-        corpus.map(async (content, i) => {
-          const { body, contentType } = multipartBody(svc.workspaceId, `doc-${i}.txt`, content);
-          const res = await api.app.request(`/api/v1/knowledge/${kb.id}/documents`, {
-            method: 'POST',
-            headers: { 'X-API-Key': svc.apiKey, 'Content-Type': contentType },
-            body,
-          });
-          if (res.status !== 200) throw new Error(`upload: ${res.status} ${await res.text()}`);
-        }),
-      );
-      await waitAllSettled(svc.db, kb.id);
-      const seconds = (performance.now() - started) / 1000;
-      const rows = await svc.db.query<{ content: string; token_count: number; embedding: string }>(
-        'select content, token_count, embedding::text as embedding from knowledge_chunks where knowledge_base_id = $1',
-        [kb.id],
-      );
-      chunks = rows.length;
-      ours.push(rows.length / seconds);
-
-      // The baseline: the same rows, plain INSERTs of 128 rows into a table with the same indexes,
-      // on as many connections as the runner processes documents at once.
-      const document = randomUUID();
-      const rawStarted = performance.now();
-      let next = 0;
-      const writer = async () => {
-        for (let at = next; at < rows.length; at = next) {
-          next += 128;
-          const batch = rows.slice(at, at + 128);
-          const params: unknown[] = [];
-          const values = batch.map((r, i) => {
-            params.push(r.content, r.token_count, r.embedding);
-            const p = i * 3;
-            return `($${p + 1}, $${p + 2}::int, $${p + 3}::vector)`;
-          });
-          await svc.db.query(
-            `insert into raw_chunks (knowledge_base_id, document_id, generation, chunk_index, content, token_count, embedding)
-             select '${kb.id}', '${document}', 1, 0, v.c, v.t, v.e from (values ${values.join(',')}) as v(c, t, e)`,
-            params,
-          );
-        }
-      };
-      await Promise.all(Array.from({ length: svc.config.INGEST_CONCURRENCY }, writer));
-      raw.push(rows.length / ((performance.now() - rawStarted) / 1000));
-      await svc.db.query('truncate raw_chunks');
+      if (round % 2 === 1) raw.push(await rawRound(rows));
+      const done = await ingestRound(round);
+      rows = done.rows;
+      ours.push(done.rate);
+      if (round % 2 === 0) raw.push(await rawRound(rows));
     }
   } finally {
     await api.close();
     await runner.stop();
     await svc.dispose();
   }
-  return { chunks, ours: median(ours), raw: median(raw) };
+  return { chunks: rows.length, ours: median(ours), raw: median(raw) };
 }
 
 // ---- 2. Search at scale ----
 
 async function benchSearch() {
-  const svc = await startScratchService();
+  // Latency is the measure here, not the plan's /api/v1 rate limit.
+  const svc = await startScratchService({ BILLING_ENABLED: 'false' });
   const log = createLogger('error');
   const api = await startApi({ db: svc.db, config: svc.config, log });
   try {
@@ -324,38 +341,44 @@ async function benchSearch() {
   }
 }
 
-const ingestion = await benchIngestion();
-printTable(
-  `Knowledge ingestion: ${CORPUS_BYTES / 1024 / 1024} MB of text in ${DOCUMENTS} documents, ${ingestion.chunks} chunks, median of ${ROUNDS}`,
-  [
+// BENCH_PART=ingestion or search runs one half.
+const part = process.env.BENCH_PART;
+const ingestion = part === 'search' ? null : await benchIngestion();
+if (ingestion) {
+  printTable(
+    `Knowledge ingestion: ${CORPUS_BYTES / 1024 / 1024} MB of text in ${DOCUMENTS} documents, ${ingestion.chunks} chunks, median of ${ROUNDS}`,
+    [
+      {
+        measure: 'chunks/s, upload → parse → chunk → embed → store',
+        ours: ingestion.ours,
+        baselineName: 'raw INSERT of the same rows (128 per statement, as many connections)',
+        baseline: ingestion.raw,
+        higherIsBetter: true,
+      },
+    ],
+  );
+}
+const search = part === 'ingestion' ? null : await benchSearch();
+if (search) {
+  printTable(`Knowledge search at ${SEARCH_CHUNKS} chunks: ${QUERIES} queries, topK 10`, [
     {
-      measure: 'chunks/s, upload → parse → chunk → embed → store',
-      ours: ingestion.ours,
-      baselineName: 'raw INSERT of the same rows, 128 per statement, as many connections',
-      baseline: ingestion.raw,
-      higherIsBetter: true,
+      measure: 'search p50 (ms), POST /api/v1/knowledge/search',
+      ours: search.p50,
+      baselineName: 'exact search (sequential scan), p50',
+      baseline: search.exactP50,
+      higherIsBetter: false,
     },
-  ],
-);
-const search = await benchSearch();
-printTable(`Knowledge search at ${SEARCH_CHUNKS} chunks: ${QUERIES} queries, topK 10`, [
-  {
-    measure: 'search p50 (ms), POST /api/v1/knowledge/search',
-    ours: search.p50,
-    baselineName: 'exact search (sequential scan), p50',
-    baseline: search.exactP50,
-    higherIsBetter: false,
-  },
-  {
-    measure: 'search p95 (ms)',
-    ours: search.p95,
-    baselineName: 'exact search, p95',
-    baseline: search.exactP95,
-    higherIsBetter: false,
-  },
-]);
-console.log(
-  `recall@10 against exact search: ${search.recall.toFixed(3)} (target >= 0.95: ${
-    search.recall >= 0.95 ? 'met' : 'NOT met'
-  }); load ${search.loadSeconds.toFixed(0)} s, index build ${search.indexSeconds.toFixed(0)} s`,
-);
+    {
+      measure: 'search p95 (ms)',
+      ours: search.p95,
+      baselineName: 'exact search, p95',
+      baseline: search.exactP95,
+      higherIsBetter: false,
+    },
+  ]);
+  console.log(
+    `recall@10 against exact search: ${search.recall.toFixed(3)} (target >= 0.95: ${
+      search.recall >= 0.95 ? 'met' : 'NOT met'
+    }); load ${search.loadSeconds.toFixed(0)} s, index build ${search.indexSeconds.toFixed(0)} s`,
+  );
+}

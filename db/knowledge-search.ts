@@ -27,11 +27,11 @@ export const MAX_TOP_K = 100;
 /** Reciprocal rank fusion's damping constant: a result's score is the sum of 1 / (k + rank). */
 const RRF_K = 60;
 /**
- * Candidates the index weighs per search, at least: with the index's m 32 and ef_construction 200
- * (migration 0006), 400 finds 0.95 or more of the exact nearest ten at 100,000 chunks of lexical
- * embeddings (bench/knowledge.ts), where 100 found about half.
+ * Candidates the index weighs per search, at least. With the index's m 32 and ef_construction 200
+ * (migration 0006), at 100,000 chunks of local embeddings (bench/knowledge.ts), 800 finds 0.96 of the
+ * exact nearest ten at a p50 of 30 ms; 400 found 0.93 (20 ms); the defaults (m 16, ef 100) about half.
  */
-const EF_SEARCH = 400;
+const EF_SEARCH = 800;
 
 const tagFilterSchema = z.object({
   tagName: z.string().min(1).max(MAX_TAG_NAME),
@@ -103,19 +103,25 @@ interface Hit {
 const LIVE = 'd.enabled and c.generation = d.live_generation';
 const HIT_COLUMNS = `c.id, c.knowledge_base_id, c.document_id, d.filename, c.content, c.chunk_index, ${TAG_COLUMNS_SQL}`;
 
-// Approximate nearest chunks: ordering by the distance operator is what lets the planner walk the
-// HNSW index, and the join to documents runs per chunk the index yields. $1 query vector, $2 bases;
-// filter parameters after. The limit is a literal: under a parameter, a prepared statement's
-// generic plan guesses a tenth of the table and sorts it all instead (500 ms against 3 ms at 100k
-// chunks); a few fixed sizes keep the number of statement texts small.
+// Approximate nearest chunks: ordering by the distance operator over the chunks alone is what lets
+// the planner walk the HNSW index. Whether a chunk counts (its document enabled, its generation live,
+// the tag filters) is a scalar subquery per chunk rather than a join: joined, the planner misjudges
+// how many chunks are live (a few, it guesses, of 100,000) and prefers reading them all and sorting
+// (350 ms against 5 ms). Being part of the index scan, the check also lets the iterative scan go on
+// until enough chunks pass. $1 query vector, $2 bases; filter parameters after. The limit is a
+// literal: under a parameter, a prepared statement's generic plan guesses a tenth of the table and
+// sorts it all instead; a few fixed sizes keep the number of statement texts small.
 const ANN_LIMITS = [10, 20, 50, 100, 200, 400] as const;
-const annSql = (
-  filter: string,
-  limit: number,
-) => `select ${HIT_COLUMNS}, c.embedding <=> $1::vector as distance
-  from knowledge_chunks c join knowledge_documents d on d.id = c.document_id
- where c.knowledge_base_id = any($2::uuid[]) and ${LIVE} and ${filter}
- order by c.embedding <=> $1::vector limit ${ANN_LIMITS.find((n) => n >= limit) ?? limit}`;
+const annSql = (filter: string, limit: number) => `with nearest as (
+  select c.id, c.embedding <=> $1::vector as distance
+    from knowledge_chunks c
+   where c.knowledge_base_id = any($2::uuid[])
+     and c.generation = (select d.live_generation from knowledge_documents d
+                          where d.id = c.document_id and d.enabled and ${filter})
+   order by c.embedding <=> $1::vector limit ${ANN_LIMITS.find((n) => n >= limit) ?? limit}
+)
+select ${HIT_COLUMNS}, nearest.distance
+  from nearest join knowledge_chunks c on c.id = nearest.id join knowledge_documents d on d.id = c.document_id`;
 
 // Exact nearest chunks among those the filter leaves: the materialized CTE keeps the planner off
 // the index, and scoring only (id, distance) keeps the sort small.
@@ -231,9 +237,12 @@ async function queryHits(
 
   const lists = await db.transaction(async (tx) => {
     // Relaxed iterative scans go on through the index until enough chunks pass the filters; the
-    // answer is re-sorted below. ef_search bounds the first pass and so the recall.
+    // answer is re-sorted below. ef_search bounds the first pass and so the recall. At ef_search 400
+    // the planner prices the index scan above a sequential scan and sort of every chunk (wrongly:
+    // 5 ms against 350 ms at 100,000 chunks), so sequential scans are off for the index query.
     await tx.query(
-      "select set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', $1, true)",
+      `select set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', $1, true),
+              set_config('enable_seqscan', 'off', true)`,
       [String(Math.min(1000, Math.max(EF_SEARCH, 2 * depth)))],
     );
     const vectorHits: Hit[] = [];
@@ -243,6 +252,8 @@ async function queryHits(
       const ann = compile([q, baseIds]);
       let found = (await tx.query(annSql(ann.filter, depth), ann.params)).map(toHit);
       if (found.length < depth) {
+        // Few chunks pass the filters: scoring them all is the cheap and exact way.
+        await tx.query("select set_config('enable_seqscan', 'on', true)");
         const exact = compile([q, baseIds, depth]);
         found = (await tx.query(exactSql(exact.filter), exact.params)).map(toHit);
       }

@@ -12,23 +12,16 @@
 //
 // Chunks are trimmed substrings of the text; every token count is measured on the final content.
 import { RecursiveCharacterTextSplitter } from '@langchain/textsplitters';
+import type { ChunkingConfig } from '../../db/knowledge-bases.ts';
 import { countTokens, tokenPieces } from './tokens.ts';
 
-export interface ChunkingConfig {
-  /** Tokens (cl100k_base) per chunk at most: 100 to 4000. */
-  maxSize: number;
-  /** Characters: a shorter chunk is merged into a neighbour when that still fits maxSize; 1 to 2000. */
-  minSize: number;
-  /** Tokens shared by consecutive chunks, at most: 0 to 500, below maxSize. */
-  overlap: number;
-}
+// The knowledge base's chunking config: its fields' meaning and bounds are db/knowledge-bases.ts's.
+export type { ChunkingConfig };
 
 export interface Chunk {
   content: string;
   tokenCount: number;
 }
-
-export const DEFAULT_CHUNKING: ChunkingConfig = { maxSize: 1024, minSize: 100, overlap: 200 };
 
 // Sentence ends, where a split keeps the punctuation with its sentence (see UnitSplitter).
 const SENTENCE = '. ';

@@ -3,8 +3,8 @@
 // that runs out of memory failing its document while the pool carries on.
 import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
+import { DEFAULT_CHUNKING_CONFIG } from '../../db/knowledge-bases.ts';
 import { embedLocal } from '../../runner/embeddings/local.ts';
-import { DEFAULT_CHUNKING } from '../../runner/ingestion/chunk.ts';
 import { createIngestPool } from '../../runner/ingestion/pool.ts';
 
 const fixture = (name: string) =>
@@ -30,7 +30,7 @@ function largeJson(): Uint8Array {
 describe('ingest pool', () => {
   it('parses and chunks a PDF, moving its bytes to the worker', async () => {
     const bytes = fixture('sample.pdf');
-    const result = await pool.extract(bytes, 'pdf', DEFAULT_CHUNKING);
+    const result = await pool.extract(bytes, 'pdf', DEFAULT_CHUNKING_CONFIG);
     expect(result).toEqual({
       ok: true,
       chunks: [
@@ -48,7 +48,7 @@ describe('ingest pool', () => {
   it('copies bytes that share their buffer, leaving the caller’s view intact', async () => {
     const backing = utf8('xxxxHello from a view.');
     const view = backing.subarray(4);
-    const result = await pool.extract(view, 'txt', DEFAULT_CHUNKING);
+    const result = await pool.extract(view, 'txt', DEFAULT_CHUNKING_CONFIG);
     expect(result).toMatchObject({ ok: true, chunks: [{ content: 'Hello from a view.' }] });
     expect(view.byteLength).toBe(18);
   });
@@ -63,15 +63,15 @@ describe('ingest pool', () => {
   });
 
   it('reports an unreadable document with its reason', async () => {
-    expect(await pool.extract(utf8('%PDF-1.4 broken'), 'pdf', DEFAULT_CHUNKING)).toEqual({
+    expect(await pool.extract(utf8('%PDF-1.4 broken'), 'pdf', DEFAULT_CHUNKING_CONFIG)).toEqual({
       ok: false,
       error: expect.stringMatching(/^The PDF could not be read: /),
     });
-    expect(await pool.extract(utf8('not a zip'), 'docx', DEFAULT_CHUNKING)).toEqual({
+    expect(await pool.extract(utf8('not a zip'), 'docx', DEFAULT_CHUNKING_CONFIG)).toEqual({
       ok: false,
       error: 'The Word document could not be read: it is not a valid .docx file',
     });
-    expect(await pool.extract(utf8('   '), 'txt', DEFAULT_CHUNKING)).toEqual({
+    expect(await pool.extract(utf8('   '), 'txt', DEFAULT_CHUNKING_CONFIG)).toEqual({
       ok: false,
       error: 'The document has no text',
     });
@@ -90,20 +90,20 @@ describe('ingest pool', () => {
   it('rejects when cancelled', async () => {
     const controller = new AbortController();
     controller.abort(new Error('stopping'));
-    await expect(pool.extract(utf8('hello'), 'txt', DEFAULT_CHUNKING, controller.signal)).rejects.toThrow(
-      'stopping',
-    );
+    await expect(
+      pool.extract(utf8('hello'), 'txt', DEFAULT_CHUNKING_CONFIG, controller.signal),
+    ).rejects.toThrow('stopping');
     const running = pool.embedLocal(['a'.repeat(1000)], controller.signal);
     await expect(running).rejects.toThrow('stopping');
   });
 
   it('fails a document that exhausts the worker’s memory, and keeps working', async () => {
-    const result = await pool.extract(largeJson(), 'json', DEFAULT_CHUNKING);
+    const result = await pool.extract(largeJson(), 'json', DEFAULT_CHUNKING_CONFIG);
     expect(result).toEqual({
       ok: false,
       error: 'The document is too large to process in memory (limit 64 MB per document)',
     });
-    expect(await pool.extract(utf8('Still here.'), 'txt', DEFAULT_CHUNKING)).toEqual({
+    expect(await pool.extract(utf8('Still here.'), 'txt', DEFAULT_CHUNKING_CONFIG)).toEqual({
       ok: true,
       chunks: [{ content: 'Still here.', tokenCount: 3 }],
       characters: 11,
@@ -114,7 +114,7 @@ describe('ingest pool', () => {
   it('fails a document that takes too long', async () => {
     const slow = createIngestPool({ maxThreads: 1, extractTimeoutMs: 1 });
     try {
-      const result = await slow.extract(fixture('sample.pdf'), 'pdf', DEFAULT_CHUNKING);
+      const result = await slow.extract(fixture('sample.pdf'), 'pdf', DEFAULT_CHUNKING_CONFIG);
       expect(result).toEqual({ ok: false, error: 'Processing the document took longer than 1 second' });
     } finally {
       await slow.destroy();

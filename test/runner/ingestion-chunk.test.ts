@@ -4,12 +4,8 @@
 import { Tiktoken } from 'js-tiktoken/lite';
 import cl100k from 'js-tiktoken/ranks/cl100k_base';
 import { describe, expect, it } from 'vitest';
-import {
-  type Chunk,
-  type ChunkingConfig,
-  chunkText,
-  DEFAULT_CHUNKING,
-} from '../../runner/ingestion/chunk.ts';
+import { DEFAULT_CHUNKING_CONFIG } from '../../db/knowledge-bases.ts';
+import { type Chunk, type ChunkingConfig, chunkText } from '../../runner/ingestion/chunk.ts';
 import { countTokens } from '../../runner/ingestion/tokens.ts';
 
 const reference = new Tiktoken(cl100k);
@@ -84,7 +80,7 @@ function expectLimits(chunks: Chunk[], { maxSize }: ChunkingConfig): void {
 
 describe('chunkText', () => {
   const configs: ChunkingConfig[] = [
-    DEFAULT_CHUNKING,
+    DEFAULT_CHUNKING_CONFIG,
     { maxSize: 100, minSize: 1, overlap: 0 },
     { maxSize: 300, minSize: 50, overlap: 50 },
     { maxSize: 4000, minSize: 2000, overlap: 500 },
@@ -144,11 +140,11 @@ describe('chunkText', () => {
   });
 
   it('returns a short text whole, even under minSize, and nothing for whitespace', async () => {
-    expect(await chunkText('  Hello there.  ', DEFAULT_CHUNKING)).toEqual([
+    expect(await chunkText('  Hello there.  ', DEFAULT_CHUNKING_CONFIG)).toEqual([
       { content: 'Hello there.', tokenCount: tokens('Hello there.') },
     ]);
-    expect(await chunkText(' \n\n\t ', DEFAULT_CHUNKING)).toEqual([]);
-    expect(await chunkText('', DEFAULT_CHUNKING)).toEqual([]);
+    expect(await chunkText(' \n\n\t ', DEFAULT_CHUNKING_CONFIG)).toEqual([]);
+    expect(await chunkText('', DEFAULT_CHUNKING_CONFIG)).toEqual([]);
   });
 
   it('splits text without spaces (long words, CJK) within maxSize, counted exactly', async () => {
@@ -169,7 +165,7 @@ describe('chunkText', () => {
 
   it('counts special-token text as plain text', async () => {
     const text = 'Before <|endoftext|> after, and <|fim_prefix|> too.';
-    const [chunk] = await chunkText(text, DEFAULT_CHUNKING);
+    const [chunk] = await chunkText(text, DEFAULT_CHUNKING_CONFIG);
     expect(chunk).toEqual({ content: text, tokenCount: tokens(text) });
   });
 
