@@ -53,7 +53,13 @@ export function createIngestPool(options: IngestPoolOptions = {}): IngestPool {
     minThreads: 0,
     maxThreads: Math.max(1, options.maxThreads ?? 2),
     idleTimeout: IDLE_TIMEOUT_MS,
-    resourceLimits: { maxOldGenerationSizeMb: memoryMb },
+    // A small young generation next to the heap limit: a scavenge needs room for its survivors in
+    // the old generation, and when a nearly full heap cannot give it, V8 aborts the whole process
+    // instead of ending the worker (seen once with a 64 MB limit and the default young generation).
+    resourceLimits: {
+      maxOldGenerationSizeMb: memoryMb,
+      maxYoungGenerationSizeMb: Math.max(4, Math.min(64, Math.floor(memoryMb / 16))),
+    },
     recordTiming: false,
   });
   // A worker dying between tasks (its replacement is automatic) must not crash the process; one dying
