@@ -25,7 +25,11 @@ import { createDocument, DOCUMENT_SORTS, listDocuments } from '../../db/knowledg
 import { knowledgeSearchRequest, searchKnowledge } from '../../db/knowledge-search.ts';
 import { sendInTransaction } from '../../runner/boss.ts';
 import type { Embedders } from '../../runner/embeddings/embedder.ts';
-import { documentKindOf, SUPPORTED_DOCUMENT_TYPES } from '../../runner/ingestion/document-types.ts';
+import {
+  documentKindOf,
+  documentMediaType,
+  SUPPORTED_DOCUMENT_TYPES,
+} from '../../runner/ingestion/document-types.ts';
 import { QUEUES } from '../../runner/queues.ts';
 import type { StorageDriver } from '../../storage/driver.ts';
 import { receiveUpload } from '../../storage/multipart-upload.ts';
@@ -69,12 +73,14 @@ function parseFields(fields: Record<string, string>) {
 }
 
 function checkKind(filename: string, mimeType: string) {
-  if (!documentKindOf(filename, mimeType)) {
+  const kind = documentKindOf(filename, mimeType);
+  if (!kind) {
     throw new ServiceError(
       415,
       `Unsupported document type (${mimeType || 'unknown'}, ${filename}): upload ${SUPPORTED_DOCUMENT_TYPES}`,
     );
   }
+  return kind;
 }
 
 /** Sends ingestion jobs in the caller's transaction: documents and their jobs commit together. */
@@ -165,7 +171,7 @@ export function knowledgeRoutes({
       try {
         const { workspaceId } = parseFields(upload.fields);
         access ??= await reach(workspaceId);
-        checkKind(upload.file.name, upload.file.type);
+        const kind = checkKind(upload.file.name, upload.file.type);
         const actor = access.actor;
         const { document } = await db.transaction(async (tx) => {
           const created = await createDocument(tx, actor, {
@@ -173,7 +179,7 @@ export function knowledgeRoutes({
             workspaceId: access?.workspace.id as string,
             filename: upload.file.name,
             fileSize: upload.file.size,
-            mimeType: upload.file.type,
+            mimeType: documentMediaType(kind, upload.file.type),
             storageKey: upload.file.key,
           });
           await sendIngestJobs(queue, tx, [created.job]);

@@ -46,6 +46,25 @@ export function documentKindOf(filename: string, mimeType: string): DocumentKind
   return BY_MEDIA_TYPE.get(essence) ?? null;
 }
 
+const MEDIA_TYPE_OF_KIND: Readonly<Record<DocumentKind, string>> = {
+  txt: 'text/plain',
+  md: 'text/markdown',
+  csv: 'text/csv',
+  json: 'application/json',
+  html: 'text/html',
+  pdf: 'application/pdf',
+  docx: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+};
+
+/**
+ * The media type to record for an upload: the one it came with, unless that says nothing more than
+ * `application/octet-stream` (what curl and many clients send for an unknown extension), in which
+ * case its kind's own.
+ */
+export function documentMediaType(kind: DocumentKind, mimeType: string): string {
+  return mimeType === 'application/octet-stream' ? MEDIA_TYPE_OF_KIND[kind] : mimeType;
+}
+
 export function isDocumentKind(value: unknown): value is DocumentKind {
   return typeof value === 'string' && (DOCUMENT_KINDS as readonly string[]).includes(value);
 }

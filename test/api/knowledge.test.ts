@@ -279,6 +279,26 @@ describe('POST /api/v1/knowledge/{id}/documents', () => {
     expect(Number(sum?.tokens)).toBe(done.tokenCount);
   });
 
+  it('records the media type of its kind when the upload says only application/octet-stream', async () => {
+    const workspaceId = await freshWorkspace();
+    const kb = await createKnowledgeBase(svc, workspaceId);
+    const res = await uploadDocument(svc, tenant.key, kb.id, {
+      workspaceId,
+      name: 'notes.md',
+      type: 'application/octet-stream',
+      content: '# Notes\n\nSome text.',
+    });
+    expectOk(res);
+    expect(res.body.data.document.mimeType).toBe('text/markdown');
+    const csv = await uploadDocument(svc, tenant.key, kb.id, {
+      workspaceId,
+      name: 'rows.csv',
+      type: 'text/csv; charset=utf-8',
+      content: 'a,b\n1,2',
+    });
+    expect(csv.body.data.document.mimeType).toBe('text/csv');
+  });
+
   it('takes the workspace field after the file too', async () => {
     const workspaceId = await freshWorkspace();
     const kb = await createKnowledgeBase(svc, workspaceId);
