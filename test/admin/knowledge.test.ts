@@ -7,6 +7,7 @@ import {
   createKnowledgeBase,
   documentOf,
   ingest,
+  prose,
   settled,
   uploadDocument,
 } from '../api/knowledge-helpers.ts';
@@ -54,16 +55,6 @@ async function auditsOf(workspaceId: string, resourceId: string): Promise<Entry[
 
 const actions = async (workspaceId: string, resourceId: string) =>
   (await auditsOf(workspaceId, resourceId)).map((e) => e.action);
-
-/** Paragraphs of distinct words: several chunks at small sizes. */
-function prose(paragraphs: number, seed = 'topic'): string {
-  return Array.from(
-    { length: paragraphs },
-    (_, i) =>
-      `Paragraph ${i} about ${seed} ${i}. ` +
-      'The quick brown fox jumps over the lazy dog while the committee reviews the annual budget. '.repeat(6),
-  ).join('\n\n');
-}
 
 async function storageKeyOf(documentId: string): Promise<string> {
   const [row] = await svc.db.query<{ storage_key: string }>(

@@ -12,7 +12,7 @@ import {
   type TestService,
 } from '../helpers/service.ts';
 import { expectError, expectOk } from './files-helpers.ts';
-import { createKnowledgeBase, ingest, settled, uploadDocument } from './knowledge-helpers.ts';
+import { createKnowledgeBase, ingest, prose, settled, uploadDocument } from './knowledge-helpers.ts';
 
 type Query = Record<string, string | number | boolean | undefined>;
 
@@ -66,16 +66,6 @@ function expectInvalid(res: ApiResponse, param: string) {
   expect(res.body.details, JSON.stringify(res.body)).toEqual(
     expect.arrayContaining([expect.objectContaining({ path: [param] })]),
   );
-}
-
-/** Paragraphs of distinct words; n of them make a document of several chunks at small sizes. */
-function prose(paragraphs: number, seed: string): string {
-  return Array.from(
-    { length: paragraphs },
-    (_, i) =>
-      `Paragraph ${i} about ${seed} ${i}. ` +
-      'The quick brown fox jumps over the lazy dog while the committee reviews the annual budget. '.repeat(6),
-  ).join('\n\n');
 }
 
 describe('paging', () => {

@@ -4,6 +4,16 @@ import { expect } from 'vitest';
 import type { ApiResponse, TestService } from '../helpers/service.ts';
 import { type Content, upload } from './files-helpers.ts';
 
+/** Paragraphs of distinct words: a document of several chunks at small chunk sizes. */
+export function prose(paragraphs: number, seed = 'topic'): string {
+  return Array.from(
+    { length: paragraphs },
+    (_, i) =>
+      `Paragraph ${i} about ${seed} ${i}. ` +
+      'The quick brown fox jumps over the lazy dog while the committee reviews the annual budget. '.repeat(6),
+  ).join('\n\n');
+}
+
 export interface KnowledgeBaseOptions {
   name?: string;
   chunkingConfig?: { maxSize: number; minSize: number; overlap: number };

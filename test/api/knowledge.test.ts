@@ -12,7 +12,14 @@ import {
   type TestService,
 } from '../helpers/service.ts';
 import { expectError, expectOk, localBlobs } from './files-helpers.ts';
-import { createKnowledgeBase, documentOf, ingest, settled, uploadDocument } from './knowledge-helpers.ts';
+import {
+  createKnowledgeBase,
+  documentOf,
+  ingest,
+  prose,
+  settled,
+  uploadDocument,
+} from './knowledge-helpers.ts';
 
 let svc: TestService;
 let tenant: Tenant;
@@ -27,16 +34,6 @@ afterAll(() => svc.close());
 
 /** A workspace of its own per test, so names and counts do not meet. */
 const freshWorkspace = (t: Tenant = tenant) => createWorkspace(svc.admin, t);
-
-/** Paragraphs of distinct words: enough text for several chunks at small sizes. */
-function prose(paragraphs: number, seed = 'topic'): string {
-  return Array.from(
-    { length: paragraphs },
-    (_, i) =>
-      `Paragraph ${i} about ${seed} ${i}. ` +
-      'The quick brown fox jumps over the lazy dog while the committee reviews the annual budget. '.repeat(6),
-  ).join('\n\n');
-}
 
 describe('GET /api/v1/knowledge', () => {
   it('lists the workspace knowledge bases with their document and token counts', async () => {
