@@ -13,7 +13,7 @@ import {
   failDocument,
   type IngestClaim,
   insertChunks,
-} from '../db/knowledge-documents.ts';
+} from '../db/knowledge-ingestion.ts';
 import type { Logger } from '../logger.ts';
 import type { StorageDriver } from '../storage/driver.ts';
 import type { Embedders } from './embeddings/embedder.ts';
