@@ -7,6 +7,7 @@ import { type Actor, recordAudit } from './audit-logs.ts';
 import type { Queryable } from './client.ts';
 import { invalidField, notFound } from './errors.ts';
 import { isPlainName } from './folders.ts';
+import { isUuid } from './ids.ts';
 
 export interface ChunkingConfig {
   /** Tokens per chunk at most (cl100k). */
@@ -165,7 +166,7 @@ export async function getKnowledgeBase(
   db: Queryable,
   ref: { id: string; workspaceId?: string },
 ): Promise<KnowledgeBase> {
-  if (!z.uuid().safeParse(ref.id).success) throw notFound('Knowledge base');
+  if (!isUuid(ref.id)) throw notFound('Knowledge base');
   const [row] = await db.query<KnowledgeBaseRow>(
     `${SELECT_KNOWLEDGE_BASE} where k.id = $1 and ($2::uuid is null or k.workspace_id = $2)`,
     [ref.id, ref.workspaceId ?? null],

@@ -1,10 +1,10 @@
 // Knowledge documents: the record of each file uploaded to a knowledge base (its bytes are in
 // storage), the listing the API pages through, and what users do to a document (enable, process
 // again, delete). What the runners do to it is ./knowledge-ingestion.ts.
-import { z } from 'zod';
 import { type Actor, recordAudit } from './audit-logs.ts';
 import type { Queryable } from './client.ts';
 import { notFound } from './errors.ts';
+import { isUuid } from './ids.ts';
 import type { IngestJob } from './knowledge-bases.ts';
 import { reserveStorage } from './storage-quota.ts';
 
@@ -183,7 +183,7 @@ export async function getDocument(
   db: Queryable,
   ref: { id: string; workspaceId?: string },
 ): Promise<KnowledgeDocument & { workspaceId: string }> {
-  if (!z.uuid().safeParse(ref.id).success) throw notFound('Document');
+  if (!isUuid(ref.id)) throw notFound('Document');
   const [row] = await db.query<DocumentRow>(
     'select * from knowledge_documents where id = $1 and ($2::uuid is null or workspace_id = $2)',
     [ref.id, ref.workspaceId ?? null],

@@ -9,8 +9,14 @@
 // not contain it) and matches no other operator.
 import type { FieldIssue } from './errors.ts';
 import { ServiceError } from './errors.ts';
-import { parseIsoInstant } from './instants.ts';
-import { MAX_TEXT_TAG_VALUE, type TagDefinition, type TagType, tagColumn } from './knowledge-tags.ts';
+import {
+  checkTagValue,
+  TAG_SQL_TYPE,
+  type TagDefinition,
+  type TagType,
+  type TagValueCheck,
+  tagColumn,
+} from './knowledge-tags.ts';
 
 export const TAG_FILTER_OPERATORS = [
   'eq',
@@ -49,46 +55,17 @@ export interface FilteredBase {
 }
 
 const COMPARE = { gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
-const CAST: Record<TagType, string> = {
-  text: 'text',
-  number: 'double precision',
-  date: 'timestamptz',
-  boolean: 'boolean',
-};
-
 /** A LIKE pattern matching the text literally: its `\`, `%` and `_` escaped with `\`. */
 export const likeLiteral = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 /**
- * An operand checked against the tag's type, as the text its cast reads (a boolean stays one:
- * postgres.js encodes a boolean parameter from a JS boolean, reading any string as false); or an
- * issue message.
+ * An operand checked against the tag's type, as the parameter its cast reads: a number as its
+ * shortest round-trip text, a boolean as a JS boolean (postgres.js reads any string as false).
  */
-type Operand = { ok: true; value: string | boolean } | { ok: false; message: string };
-function operand(type: TagType, v: unknown): Operand {
-  switch (type) {
-    case 'text':
-      return typeof v === 'string' &&
-        v.length <= MAX_TEXT_TAG_VALUE &&
-        v.isWellFormed() &&
-        !v.includes('\u0000')
-        ? { ok: true, value: v }
-        : { ok: false, message: `A text tag compares with text of at most ${MAX_TEXT_TAG_VALUE} characters` };
-    case 'number':
-      return typeof v === 'number' && Number.isFinite(v)
-        ? { ok: true, value: JSON.stringify(v) }
-        : { ok: false, message: 'A number tag compares with a number' };
-    case 'date': {
-      const at = typeof v === 'string' ? parseIsoInstant(v) : null;
-      return at
-        ? { ok: true, value: at.toISOString() }
-        : { ok: false, message: 'A date tag compares with an ISO 8601 date or date-time' };
-    }
-    case 'boolean':
-      return typeof v === 'boolean'
-        ? { ok: true, value: v }
-        : { ok: false, message: 'A boolean tag compares with true or false' };
-  }
+function operand(tagName: string, type: TagType, v: unknown): TagValueCheck {
+  const checked = checkTagValue(type, v);
+  if (!checked.ok) return { ok: false, message: `Tag ${tagName} ${checked.message}` };
+  return type === 'number' ? { ok: true, value: JSON.stringify(checked.value) } : checked;
 }
 
 /** The condition of one operator on one column, its operands already parameters. */
@@ -98,7 +75,7 @@ function condition(type: TagType, op: TagFilterOperator, col: string, v: string,
     const like = `${col} ilike ${v} escape '\\'`;
     return op === 'neq' || op === 'not_contains' ? `not coalesce(${like}, false)` : like;
   }
-  const cast = `::${CAST[type]}`;
+  const cast = `::${TAG_SQL_TYPE[type]}`;
   if (op === 'eq') return `${col} = ${v}${cast}`;
   if (op === 'neq') return `${col} is distinct from ${v}${cast}`;
   if (op === 'between') return `${col} between ${v}${cast} and ${to}${cast}`;
@@ -158,12 +135,14 @@ export function compileTagFilters(
       issue('operator', `Operator ${f.operator} does not apply to ${type} tag ${f.tagName}`);
       continue;
     }
-    const from = operand(type, f.value);
+    const from = operand(f.tagName, type, f.value);
     if (!from.ok) issue('value', from.message, 'invalid_type');
-    let to: Operand | null = null;
+    let to: TagValueCheck | null = null;
     if (f.operator === 'between') {
       to =
-        f.valueTo === undefined ? { ok: false, message: 'between needs valueTo' } : operand(type, f.valueTo);
+        f.valueTo === undefined
+          ? { ok: false, message: 'between needs valueTo' }
+          : operand(f.tagName, type, f.valueTo);
       if (!to.ok) issue('valueTo', to.message, 'invalid_type');
       else if (from.ok && compareOperands(type, String(to.value), String(from.value)) < 0) {
         issue('valueTo', 'valueTo must not be below value');

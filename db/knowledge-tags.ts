@@ -14,6 +14,7 @@ import {
   notFound,
   ServiceError,
 } from './errors.ts';
+import { isUuid } from './ids.ts';
 import { parseIsoInstant } from './instants.ts';
 
 export const TAG_TYPES = ['text', 'number', 'date', 'boolean'] as const;
@@ -60,8 +61,6 @@ export const tagNameSchema = z
   .refine((s) => !CONTROL.test(s) && s.isWellFormed(), 'A tag name holds no control characters');
 export const tagTypeSchema = z.enum(TAG_TYPES);
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 function parse<T>(schema: z.ZodType<T>, value: unknown, field: string): T {
   const r = schema.safeParse(value);
   if (!r.success) throw invalidField(field, r.error.issues[0]?.message ?? 'Invalid value');
@@ -80,7 +79,7 @@ export async function defineTag(
 ): Promise<TagDefinition> {
   const name = parse(tagNameSchema, input.name, 'name');
   const type = parse(tagTypeSchema, input.type, 'type');
-  if (!UUID.test(input.knowledgeBaseId)) throw notFound('Knowledge base');
+  if (!isUuid(input.knowledgeBaseId)) throw notFound('Knowledge base');
   try {
     return await db.transaction(async (tx) => {
       // `no key update`: serialises tag definitions of the base without blocking the documents and
@@ -130,7 +129,7 @@ export async function listTags(
   knowledgeBaseIds: readonly string[],
 ): Promise<Map<string, TagDefinition[]>> {
   const byBase = new Map<string, TagDefinition[]>(knowledgeBaseIds.map((id) => [id, []]));
-  const ids = knowledgeBaseIds.filter((id) => UUID.test(id));
+  const ids = knowledgeBaseIds.filter(isUuid);
   if (!ids.length) return byBase;
   const rows = await db.query<{ knowledge_base_id: string; name: string; type: TagType; slot: string }>(
     `select knowledge_base_id, name, type, slot from knowledge_tags
@@ -160,51 +159,49 @@ export function documentTags(
   return out;
 }
 
-/** A tag value checked against its type, in the text the update statement casts; or an issue. */
-function storedValue(
-  tag: TagDefinition,
-  v: unknown,
-): { ok: true; value: string | null } | { ok: false; message: string } {
-  if (v === null) return { ok: true, value: null };
-  switch (tag.type) {
-    case 'text':
-      if (typeof v !== 'string') return { ok: false, message: `Tag ${tag.name} takes text` };
-      if (v.length > MAX_TEXT_TAG_VALUE || !v.isWellFormed() || v.includes('\u0000')) {
-        return {
-          ok: false,
-          message: `Tag ${tag.name} takes text of at most ${MAX_TEXT_TAG_VALUE} characters`,
-        };
-      }
-      return { ok: true, value: v };
-    case 'number':
-      if (typeof v !== 'number' || !Number.isFinite(v)) {
-        return { ok: false, message: `Tag ${tag.name} takes a finite number` };
-      }
-      // JSON's shortest round-trip text, which float8 reads back as the same double.
-      return { ok: true, value: JSON.stringify(v) };
-    case 'date': {
-      const at = typeof v === 'string' ? parseIsoInstant(v) : null;
-      if (!at) return { ok: false, message: `Tag ${tag.name} takes an ISO 8601 date or date-time` };
-      return { ok: true, value: at.toISOString() };
-    }
-    case 'boolean':
-      if (typeof v !== 'boolean') return { ok: false, message: `Tag ${tag.name} takes true or false` };
-      return { ok: true, value: String(v) };
-  }
-}
-
-const CAST: Record<TagType, string> = {
+/** The SQL type of each tag type's column. */
+export const TAG_SQL_TYPE: Readonly<Record<TagType, string>> = {
   text: 'text',
   number: 'double precision',
   date: 'timestamptz',
   boolean: 'boolean',
 };
 
-// One fixed statement for any set of changed tags: $2 is a JSON object of slot to value text (or
-// null), and a slot absent from it keeps its value. A fixed text is prepared once per connection.
+export type TagValueCheck = { ok: true; value: string | number | boolean } | { ok: false; message: string };
+
+/**
+ * A value checked against a tag type: text as given, a finite number, a date as its ISO instant,
+ * a boolean; or what the tag takes instead (a message to follow "Tag <name> ").
+ */
+export function checkTagValue(type: TagType, v: unknown): TagValueCheck {
+  switch (type) {
+    case 'text':
+      return typeof v === 'string' &&
+        v.length <= MAX_TEXT_TAG_VALUE &&
+        v.isWellFormed() &&
+        !v.includes('\u0000')
+        ? { ok: true, value: v }
+        : { ok: false, message: `takes text of at most ${MAX_TEXT_TAG_VALUE} characters` };
+    case 'number':
+      return typeof v === 'number' && Number.isFinite(v)
+        ? { ok: true, value: v }
+        : { ok: false, message: 'takes a finite number' };
+    case 'date': {
+      const at = typeof v === 'string' ? parseIsoInstant(v) : null;
+      return at
+        ? { ok: true, value: at.toISOString() }
+        : { ok: false, message: 'takes an ISO 8601 date or date-time' };
+    }
+    case 'boolean':
+      return typeof v === 'boolean' ? { ok: true, value: v } : { ok: false, message: 'takes true or false' };
+  }
+}
+
+// One fixed statement for any set of changed tags: $2 is a JSON object of slot to value (or null),
+// read back as text and cast, and a slot absent from it keeps its value. A fixed text is prepared once per connection.
 const SET_TAGS_SQL = `update knowledge_documents set ${ALL_TAG_SLOTS.map((s) => {
   const type = TAG_TYPES.find((t) => s.startsWith(t)) as TagType;
-  return `tag_${s} = case when $2::jsonb ? '${s}' then ($2::jsonb ->> '${s}')::${CAST[type]} else tag_${s} end`;
+  return `tag_${s} = case when $2::jsonb ? '${s}' then ($2::jsonb ->> '${s}')::${TAG_SQL_TYPE[type]} else tag_${s} end`;
 }).join(', ')} where id = $1 returning ${ALL_TAG_SLOTS.map((s) => `tag_${s}`).join(', ')}`;
 
 /**
@@ -217,7 +214,7 @@ export async function setDocumentTags(
   actor: Actor,
   input: { documentId: string; tags: Record<string, unknown> },
 ): Promise<Record<string, TagValue>> {
-  if (!UUID.test(input.documentId)) throw notFound('Document');
+  if (!isUuid(input.documentId)) throw notFound('Document');
   const given = input.tags;
   if (typeof given !== 'object' || given === null || Array.isArray(given)) {
     throw invalidField('tags', 'Tags are an object of tag name to value');
@@ -237,16 +234,25 @@ export async function setDocumentTags(
     const tags = (await listTags(tx, [doc.knowledge_base_id])).get(doc.knowledge_base_id) ?? [];
     const byName = new Map(tags.map((t) => [t.name, t]));
     const issues: FieldIssue[] = [];
-    const changes: Record<string, string | null> = {};
+    const changes: Record<string, string | number | boolean | null> = {};
     for (const [name, value] of Object.entries(given)) {
       const tag = byName.get(name);
       if (!tag) {
         issues.push({ code: 'unrecognized_keys', path: ['tags', name], message: `No tag named ${name}` });
         continue;
       }
-      const checked = storedValue(tag, value);
+      if (value === null) {
+        changes[tag.slot] = null;
+        continue;
+      }
+      const checked = checkTagValue(tag.type, value);
       if (checked.ok) changes[tag.slot] = checked.value;
-      else issues.push({ code: 'invalid_type', path: ['tags', name], message: checked.message });
+      else
+        issues.push({
+          code: 'invalid_type',
+          path: ['tags', name],
+          message: `Tag ${name} ${checked.message}`,
+        });
     }
     if (issues.length) throw new ServiceError(400, 'Invalid tags', { details: issues });
     const [row] = await tx.query(SET_TAGS_SQL, [input.documentId, JSON.stringify(changes)]);

@@ -2,16 +2,9 @@
 // filter selects) and one row by id. Reads take no lock: they see the rows as last committed.
 import type { Queryable } from './client.ts';
 import { invalidField, notFound } from './errors.ts';
+import { isUuid } from './ids.ts';
 import { compileFilter, compileSort } from './table-filters.ts';
-import {
-  checkRef,
-  isUuid,
-  ROW_COLUMNS,
-  type RowRecord,
-  type TableRef,
-  type TableRow,
-  toRow,
-} from './table-rows.ts';
+import { checkRef, ROW_COLUMNS, type RowRecord, type TableRef, type TableRow, toRow } from './table-rows.ts';
 import type { ColumnDef } from './table-values.ts';
 
 export const MAX_QUERY_LIMIT = 1000;

@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from './client.ts';
 import { type FieldIssue, invalidField, notFound, ServiceError } from './errors.ts';
+import { isUuid } from './ids.ts';
 import { limitsOf, type PlanName, type QuotaOverrides } from './plans.ts';
 import { compileFilter } from './table-filters.ts';
 import {
@@ -41,9 +42,6 @@ export interface TableRow {
 }
 
 export const MAX_BATCH_ROWS = 1000;
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-export const isUuid = (s: unknown): s is string => typeof s === 'string' && UUID.test(s);
 
 /** A ref whose ids are not UUIDs names no table (and must not reach a uuid cast as a 500). */
 export function checkRef(ref: TableRef): void {

@@ -8,8 +8,9 @@ import { z } from 'zod';
 import { type Actor, recordAudit } from './audit-logs.ts';
 import type { Queryable } from './client.ts';
 import { conflict, forbidden, invalidField, isUniqueViolation, notFound, ServiceError } from './errors.ts';
+import { isUuid } from './ids.ts';
 import { effectiveLimits, limitsOf, type PlanName, type QuotaOverrides } from './plans.ts';
-import { checkRef, isUuid, lockTable, type TableRef } from './table-rows.ts';
+import { checkRef, lockTable, type TableRef } from './table-rows.ts';
 import {
   type ColumnDef,
   isStorableText,

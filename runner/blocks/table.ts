@@ -7,7 +7,7 @@
 //   upsert: data, conflictTarget?              → {row, operation: insert | update}
 import { z } from 'zod';
 import { ServiceError } from '../../db/errors.ts';
-import { isUuid } from '../../db/table-rows.ts';
+import { isUuid } from '../../db/ids.ts';
 import {
   findTableByName,
   insertRows,
