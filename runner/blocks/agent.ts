@@ -1,6 +1,5 @@
 // The `agent` block: one chat completion from an OpenAI-compatible model provider, its token usage
 // priced into the execution's cost. Optionally asks for JSON matching a schema and parses it.
-import { ChatOpenAICompletions } from '@langchain/openai';
 import { z } from 'zod';
 import { providerLocation, redactKeys } from '../provider-errors.ts';
 import type { BlockType, RunnerSettings } from './block.ts';
@@ -40,8 +39,11 @@ export const agentBlock: BlockType<AgentConfig> = {
         'no model provider configured: set OPENAI_API_KEY, or OPENAI_BASE_URL for an OpenAI-compatible server',
       );
     }
+    // Imported here: @langchain/openai adds some 50 MB to a process's heap, and the API and admin
+    // processes load this module only to validate workflow definitions.
     // ChatOpenAICompletions is ChatOpenAI pinned to /chat/completions: ChatOpenAI switches some model
     // names to the Responses API, which most OpenAI-compatible servers do not implement.
+    const { ChatOpenAICompletions } = await import('@langchain/openai');
     const chat = new ChatOpenAICompletions({
       model: config.model,
       apiKey: openaiApiKey || PLACEHOLDER_KEY,

@@ -6,7 +6,7 @@ import type { Config } from '../../config.ts';
 import { ServiceError } from '../../db/errors.ts';
 import type { Embedder, Embedders } from './embedder.ts';
 import { embedLocal, LOCAL_EMBEDDING_MODEL } from './local.ts';
-import { createOpenAIEmbedder } from './openai.ts';
+import type { OpenAIEmbedderOptions } from './openai.ts';
 
 export { LOCAL_EMBEDDING_MODEL } from './local.ts';
 
@@ -25,7 +25,7 @@ export function createEmbedders(config: EmbeddingConfig, options: EmbeddersOptio
   byModel.set(LOCAL_EMBEDDING_MODEL, localEmbedder(options.embedLocalBatch));
   const openaiConfigured = Boolean(config.OPENAI_API_KEY || config.OPENAI_BASE_URL);
   if (openaiConfigured) {
-    const openai = createOpenAIEmbedder({
+    const openai = lazyOpenAIEmbedder({
       model: config.EMBEDDING_MODEL,
       ...(config.OPENAI_API_KEY ? { apiKey: config.OPENAI_API_KEY } : {}),
       ...(config.OPENAI_BASE_URL ? { baseUrl: config.OPENAI_BASE_URL } : {}),
@@ -53,6 +53,23 @@ export function createEmbedders(config: EmbeddingConfig, options: EmbeddersOptio
         `Embedding model ${model} is not available on this service (available: ${models.join(', ')})${hint}`,
       );
     },
+  };
+}
+
+/**
+ * The OpenAI embedder, its module imported on first use: @langchain/openai adds some 50 MB to the
+ * heap of every process that loads it, and the API and admin processes mostly never embed.
+ */
+function lazyOpenAIEmbedder(options: OpenAIEmbedderOptions & { model: string }): Embedder {
+  let loaded: Promise<Embedder> | undefined;
+  const embedder = () => {
+    loaded ??= import('./openai.ts').then((m) => m.createOpenAIEmbedder(options));
+    return loaded;
+  };
+  return {
+    model: options.model,
+    embedDocuments: async (texts, signal) => (await embedder()).embedDocuments(texts, signal),
+    embedQuery: async (text, signal) => (await embedder()).embedQuery(text, signal),
   };
 }
 
