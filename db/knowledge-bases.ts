@@ -175,6 +175,20 @@ export async function getKnowledgeBase(
   return toKnowledgeBase(row);
 }
 
+/** 404 unless the knowledge base exists (in that workspace, when one is given); no figures read. */
+export async function requireKnowledgeBase(
+  db: Queryable,
+  ref: { id: string; workspaceId?: string },
+): Promise<void> {
+  const [row] = isUuid(ref.id)
+    ? await db.query(
+        'select 1 from knowledge_bases where id = $1 and ($2::uuid is null or workspace_id = $2)',
+        [ref.id, ref.workspaceId ?? null],
+      )
+    : [];
+  if (!row) throw notFound('Knowledge base');
+}
+
 export interface KnowledgeBaseChanges {
   name?: string;
   description?: string;

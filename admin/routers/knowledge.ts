@@ -13,6 +13,7 @@ import {
   knowledgeDescriptionSchema,
   knowledgeNameSchema,
   listKnowledgeBases,
+  requireKnowledgeBase,
 } from '../../db/knowledge-bases.ts';
 import {
   DOCUMENT_SORTS,
@@ -89,7 +90,7 @@ export const knowledgeRouter = router({
     )
     .query(async ({ ctx, input }) => {
       const { knowledgeBaseId, ...query } = input;
-      await getKnowledgeBase(ctx.db, { id: knowledgeBaseId });
+      await requireKnowledgeBase(ctx.db, { id: knowledgeBaseId });
       return listDocuments(ctx.db, knowledgeBaseId, query);
     }),
   getDocument: procedure

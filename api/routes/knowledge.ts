@@ -14,11 +14,11 @@ import { invalidField, ServiceError } from '../../db/errors.ts';
 import { checkFileName, MAX_FILE_BYTES } from '../../db/files.ts';
 import {
   chunkingConfigPatchSchema,
-  getKnowledgeBase,
   type IngestJob,
   knowledgeDescriptionSchema,
   knowledgeNameSchema,
   listKnowledgeBases,
+  requireKnowledgeBase,
   updateKnowledgeBase,
 } from '../../db/knowledge-bases.ts';
 import { createDocument, DOCUMENT_SORTS, listDocuments } from '../../db/knowledge-documents.ts';
@@ -131,7 +131,7 @@ export function knowledgeRoutes({
       const id = uuidParam(c, 'id', 'knowledgeBaseId');
       const q = queryParams(c, listDocumentsQuery);
       const access = await authorizeResource(db, c.get('principal'), q.workspaceId, 'read', 'Knowledge base');
-      await getKnowledgeBase(db, { id, workspaceId: access.workspace.id });
+      await requireKnowledgeBase(db, { id, workspaceId: access.workspace.id });
       const { documents, total } = await listDocuments(db, id, q);
       return c.json({
         success: true,
@@ -152,7 +152,7 @@ export function knowledgeRoutes({
       let access: WorkspaceAccess | undefined;
       const reach = async (workspaceId: string) => {
         const a = await authorizeResource(db, principal, workspaceId, 'write', 'Knowledge base');
-        await getKnowledgeBase(db, { id, workspaceId: a.workspace.id });
+        await requireKnowledgeBase(db, { id, workspaceId: a.workspace.id });
         return a;
       };
       const upload = await receiveUpload(c.req.raw.body, c.req.header('content-type'), {
