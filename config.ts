@@ -33,6 +33,10 @@ const envSchema = z.object({
     )
     .optional(),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  // A listener of its own for GET /metrics (admin token required), so Prometheus can scrape a process
+  // without the admin plane being opened: the only way to scrape an API process started alone.
+  METRICS_PORT: port.optional(),
+  METRICS_HOST: z.string().min(1).default('127.0.0.1'),
   // Runners: how many executions one runner process works at once, and its worker threads.
   RUNNER_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(32),
   WORKER_THREADS: z.coerce.number().int().min(1).max(256).optional(),
@@ -44,6 +48,9 @@ const envSchema = z.object({
   // A runner that stops sending heartbeats (killed, hung) loses its jobs to another after this.
   QUEUE_HEARTBEAT_SECONDS: z.coerce.number().int().min(10).max(3600).default(30),
   QUEUE_SUPERVISE_SECONDS: z.coerce.number().int().min(1).max(3600).default(10),
+  // Schedules: how often runners look for due occurrences (pg-boss's cron pass, claimed by one
+  // runner at a time); a firing lands at most this many seconds (plus a poll) after its time.
+  SCHEDULE_CHECK_SECONDS: z.coerce.number().int().min(1).max(45).default(10),
   HTTP_ALLOW_LIST: z
     .string()
     .default('')
@@ -59,6 +66,13 @@ const envSchema = z.object({
     .min(1024)
     .max(1_073_741_824)
     .default(10 * 1024 * 1024),
+  // Completion callbacks (runner/callback-jobs.ts): a failed delivery is retried after about
+  // DELAY × 2^n seconds (with jitter), at most DELAY_MAX apart, LIMIT times. The defaults (30 s,
+  // 1 h, 29 retries) keep retrying for about 24 h.
+  CALLBACK_RETRY_DELAY_SECONDS: z.coerce.number().int().min(1).max(86_400).default(30),
+  CALLBACK_RETRY_DELAY_MAX_SECONDS: z.coerce.number().int().min(1).max(86_400).default(3600),
+  CALLBACK_RETRY_LIMIT: z.coerce.number().int().min(0).max(100).default(29),
+  CALLBACK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
   OPENAI_BASE_URL: z.url().optional(),
   OPENAI_API_KEY: z.string().min(1).optional(),
   // Knowledge bases embed with `local` (offline, lexical) or `openai` (OPENAI_BASE_URL serves any

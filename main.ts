@@ -1,22 +1,29 @@
 // Everything in one process: the public API, the runner and the admin plane, on the embedded
 // database unless DATABASE_URL is set. This is `npm start`, the first thing a new user runs.
 import { createAdminApp } from './admin/app.ts';
+import { ensureConsoleBuilt } from './admin/console/build.ts';
+import { createMetricsApp, createMetricsRegistry, registerBacklogGauges } from './admin/metrics.ts';
 import { startApi } from './api/start.ts';
 import { loadConfigOrExit } from './config.ts';
 import { bootstrapBanner, startDatabase } from './db/startup.ts';
-import { createLogger } from './logger.ts';
+import { configuredSecrets, createLogger } from './logger.ts';
 import { startRunner } from './runner/runner.ts';
 import { listen } from './serve.ts';
 import { onShutdown } from './shutdown.ts';
 
 const config = loadConfigOrExit();
-const log = createLogger(config.LOG_LEVEL);
+const log = createLogger(config.LOG_LEVEL, {}, { secrets: configuredSecrets(config) });
 const { db, encryptionKey, bootstrapped } = await startDatabase(config, log);
 const runner = await startRunner({ db, config, log, encryptionKey });
-const api = await startApi({ db, config, log, queue: runner.boss });
+// One registry: the admin port's /metrics shows the API's latencies beside the backlog gauges.
+const metrics = createMetricsRegistry();
+registerBacklogGauges(metrics, db, log);
+const api = await startApi({ db, config, log, queue: runner.boss, metrics });
 const apiServer = await listen(api.app, config.PORT, config.HOST);
+// The console's files come from `npm install`/`npm run build`; a missing build is made in the background.
+const consoleBuild = ensureConsoleBuilt(log);
 const admin = await listen(
-  createAdminApp({ db, config, log, encryptionKey, queue: runner.boss }),
+  createAdminApp({ db, config, log, encryptionKey, queue: runner.boss, metrics, consoleBuild }),
   config.ADMIN_PORT,
   config.ADMIN_HOST,
 );
@@ -25,6 +32,16 @@ console.log(
   `API:         ${apiServer.url}   (database: ${config.DATABASE_URL ? 'postgres' : `embedded, ${config.DATA_DIR}`})`,
 );
 console.log(`Admin plane: ${admin.url}/trpc`);
+console.log(`Console:     ${admin.url}/   (sign in with ADMIN_TOKEN)`);
+const metricsServer =
+  config.METRICS_PORT === undefined
+    ? null
+    : await listen(
+        createMetricsApp({ db, config, registry: metrics }),
+        config.METRICS_PORT,
+        config.METRICS_HOST,
+      );
+if (metricsServer) console.log(`Metrics:     ${metricsServer.url}/metrics`);
 for (const line of bootstrapBanner(bootstrapped)) console.log(line);
 if (bootstrapped.apiKey) {
   console.log(
@@ -32,4 +49,11 @@ if (bootstrapped.apiKey) {
   );
 }
 // Stop taking requests and jobs first, let running work drain, close the database last.
-onShutdown(log, [apiServer.close, admin.close, api.close, runner.stop, db.close]);
+onShutdown(log, [
+  apiServer.close,
+  admin.close,
+  async () => metricsServer?.close(),
+  api.close,
+  runner.stop,
+  db.close,
+]);

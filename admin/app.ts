@@ -2,23 +2,49 @@
 import { TRPCError } from '@trpc/server';
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import { Hono } from 'hono';
+import { requestId } from 'hono/request-id';
+import type { Registry } from 'prom-client';
+import { requestLog } from '../api/middleware/request-log.ts';
+import { healthRoutes } from '../api/routes/health.ts';
 import { verifyAdminToken } from '../db/bootstrap.ts';
+import type { Logger } from '../logger.ts';
 import { createEmbedders } from '../runner/embeddings/index.ts';
 import { createStorage } from '../storage/index.ts';
+import type { ConsoleBuild } from './console/build.ts';
+import { consoleRoutes } from './console/serve.ts';
+import { createMetricsRegistry, metricsRoutes, registerBacklogGauges } from './metrics.ts';
 import { adminRouter } from './router.ts';
 import type { AdminContext } from './trpc.ts';
 
-/** The admin app; storage and embedders default to what the configuration names. */
+/**
+ * The admin app; storage and embedders default to what the configuration names. `metrics` is the
+ * process's registry (the API's latencies are in it when the API shares the process); without one,
+ * the app makes its own at the first scrape. `consoleBuild` is the console's start-up build, when
+ * one had to run: / says so while it does.
+ */
 export function createAdminApp(
-  deps: Omit<AdminContext, 'storage' | 'embedders'> & Partial<Pick<AdminContext, 'storage' | 'embedders'>>,
+  deps: Omit<AdminContext, 'storage' | 'embedders'> &
+    Partial<Pick<AdminContext, 'storage' | 'embedders'>> & {
+      metrics?: Registry;
+      consoleBuild?: ConsoleBuild;
+    },
 ) {
   const ctx: AdminContext = {
     ...deps,
     storage: deps.storage ?? createStorage(deps.config),
     embedders: deps.embedders ?? createEmbedders(deps.config),
   };
-  const app = new Hono();
-  app.get('/health', (c) => c.json({ status: 'ok' }));
+  let registry = deps.metrics;
+  const metrics = () => {
+    registry ??= createMetricsRegistry();
+    registerBacklogGauges(registry, ctx.db, ctx.log);
+    return registry;
+  };
+  const app = new Hono<{ Variables: { requestId: string; log: Logger } }>();
+  app.use(requestId({ headerName: 'X-Request-Id' }));
+  app.use(requestLog(ctx.log));
+  app.route('/', healthRoutes(ctx));
+  app.route('/', metricsRoutes({ db: ctx.db, config: ctx.config, registry: metrics }));
   app.all('/trpc/*', (c) =>
     fetchRequestHandler({
       endpoint: '/trpc',
@@ -35,10 +61,13 @@ export function createAdminApp(
             message: 'Missing or invalid admin token: send Authorization: Bearer <ADMIN_TOKEN>',
           });
         }
-        return ctx;
+        // Procedures log with the request's id.
+        return { ...ctx, log: c.get('log') };
       },
     }),
   );
+  // The console's page and files; the page calls /trpc with the token it was given.
+  app.route('/', consoleRoutes({ build: deps.consoleBuild }));
   app.notFound((c) => c.json({ error: `No route for ${c.req.method} ${c.req.path}` }, 404));
   return app;
 }

@@ -2,27 +2,48 @@
 // '<json>'` is the CLI (admin/cli.ts) instead.
 import { loadConfigOrExit, requireServerDatabase } from '../config.ts';
 import { bootstrapBanner, startDatabase } from '../db/startup.ts';
-import { createLogger } from '../logger.ts';
+import { configuredSecrets, createLogger } from '../logger.ts';
 import { startBoss } from '../runner/boss.ts';
 import { listen } from '../serve.ts';
 import { onShutdown } from '../shutdown.ts';
 import { createAdminApp } from './app.ts';
+import { ensureConsoleBuilt } from './console/build.ts';
+import { createMetricsApp, createMetricsRegistry, registerBacklogGauges } from './metrics.ts';
 
 if (process.argv.length > 2) {
   const { runCli } = await import('./cli.ts');
   process.exitCode = await runCli(process.argv.slice(2));
 } else {
   const config = requireServerDatabase(loadConfigOrExit(), 'admin');
-  const log = createLogger(config.LOG_LEVEL, { process: 'admin' });
+  const log = createLogger(config.LOG_LEVEL, { process: 'admin' }, { secrets: configuredSecrets(config) });
   const { db, encryptionKey, bootstrapped } = await startDatabase(config, log);
   // A sender only: the runners do the queue's maintenance.
   const queue = await startBoss(db, { log, supervise: false });
+  const metrics = createMetricsRegistry();
+  registerBacklogGauges(metrics, db, log);
+  const consoleBuild = ensureConsoleBuilt(log);
   const server = await listen(
-    createAdminApp({ db, config, log, encryptionKey, queue }),
+    createAdminApp({ db, config, log, encryptionKey, queue, metrics, consoleBuild }),
     config.ADMIN_PORT,
     config.ADMIN_HOST,
   );
+  // The same registry on a port of its own, for a scraper that must not reach the admin plane.
+  const metricsServer =
+    config.METRICS_PORT === undefined
+      ? null
+      : await listen(
+          createMetricsApp({ db, config, registry: metrics }),
+          config.METRICS_PORT,
+          config.METRICS_HOST,
+        );
   for (const line of bootstrapBanner(bootstrapped)) console.log(line);
   console.log(`Admin plane listening on ${server.url}/trpc`);
-  onShutdown(log, [server.close, () => queue.stop({ graceful: false, close: false }), db.close]);
+  console.log(`Admin console on ${server.url}/`);
+  if (metricsServer) console.log(`Metrics on ${metricsServer.url}/metrics`);
+  onShutdown(log, [
+    server.close,
+    async () => metricsServer?.close(),
+    () => queue.stop({ graceful: false, close: false }),
+    db.close,
+  ]);
 }

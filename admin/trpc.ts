@@ -3,7 +3,7 @@
 import { initTRPC, TRPCError } from '@trpc/server';
 import type { PgBoss } from 'pg-boss';
 import { ZodError } from 'zod';
-import { issuesOf } from '../api/middleware/validate.ts';
+import { issuesOf, unstorableIssue } from '../api/middleware/validate.ts';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/client.ts';
 import { type FieldIssue, ServiceError } from '../db/errors.ts';
@@ -67,5 +67,17 @@ const mapServiceErrors = t.middleware(async ({ next, ctx, path }) => {
   return result;
 });
 
+// Text Postgres cannot store (NUL, unpaired surrogates) and JSON nested too deep are refused before
+// any procedure sees them, as the public API refuses them in every body and query, rather than
+// failing in a store as a 500.
+const refuseUnstorableText = t.middleware(async ({ next, getRawInput }) => {
+  const issue = unstorableIssue(await getRawInput());
+  if (issue) {
+    const cause = new ServiceError(400, 'Invalid input', { details: [issue] });
+    throw new TRPCError({ code: 'BAD_REQUEST', message: cause.message, cause });
+  }
+  return next();
+});
+
 export const router = t.router;
-export const procedure = t.procedure.use(mapServiceErrors);
+export const procedure = t.procedure.use(mapServiceErrors).use(refuseUnstorableText);

@@ -7,15 +7,22 @@ import type { ApiDeps, ApiEnv } from './context.ts';
 import { apiKeyAuth } from './middleware/auth.ts';
 import { jsonBodyLimit } from './middleware/body-limit.ts';
 import { errorHandler, notFoundHandler } from './middleware/errors.ts';
+import { httpMetrics } from './middleware/http-metrics.ts';
+import { IDEMPOTENT_ROUTES, idempotency } from './middleware/idempotency.ts';
 import { apiRateLimit } from './middleware/rate-limit.ts';
+import { requestLog } from './middleware/request-log.ts';
+import { openApiRoutes } from './openapi/serve.ts';
 import { auditLogRoutes } from './routes/audit-logs.ts';
 import { docRoutes } from './routes/docs.ts';
 import { fileRoutes } from './routes/files.ts';
+import { healthRoutes } from './routes/health.ts';
 import { jobRoutes } from './routes/jobs.ts';
 import { knowledgeRoutes } from './routes/knowledge.ts';
 import { logRoutes } from './routes/logs.ts';
+import { mcpRoutes } from './routes/mcp.ts';
 import { tableRoutes } from './routes/tables.ts';
 import { usageLimitRoutes } from './routes/usage-limits.ts';
+import { webhookRoutes } from './routes/webhooks.ts';
 import { workflowRoutes } from './routes/workflows.ts';
 import { workspaceRoutes } from './routes/workspaces.ts';
 
@@ -24,9 +31,19 @@ export function createApp(deps: ApiDeps) {
   app.use(requestId({ headerName: 'X-Request-Id' }));
   app.onError(errorHandler(deps.log));
   app.notFound(notFoundHandler);
-  app.get('/health', (c) => c.json({ status: 'ok' }));
+  app.use(requestLog(deps.log));
+  if (deps.metrics) app.use(httpMetrics(deps.metrics));
+  // Probes answer without an API key: they are registered outside /api.
+  app.route('/', healthRoutes(deps));
+  // The OpenAPI document and the reference page (/docs) are public: registered before the key check.
+  app.route('/', openApiRoutes());
+  // Inbound webhooks authenticate by the secret token in their URL (and a signature), not a key.
+  app.route('/api/webhooks', webhookRoutes(deps));
   app.use('/api/*', apiKeyAuth(deps.db));
   app.use('/api/*', jsonBodyLimit());
+  // Before the rate limit: a replayed answer takes no token.
+  const idempotent = idempotency(deps);
+  for (const path of IDEMPOTENT_ROUTES) app.post(path, idempotent);
   // Execute judges its own buckets as it admits executions; the rest share the `api` bucket.
   const rateLimit = apiRateLimit(deps);
   for (const path of ['/api/v1/*', '/api/jobs/*', '/api/users/*']) app.use(path, rateLimit);
@@ -44,6 +61,7 @@ export function createApp(deps: ApiDeps) {
   app.route('/api/workflows', workflowRoutes(deps));
   app.route('/api/jobs', jobRoutes(deps));
   app.route('/api/users/me/usage-limits', usageLimitRoutes(deps));
+  app.route('/api/mcp', mcpRoutes(deps));
   return app;
 }
 

@@ -1,6 +1,7 @@
 // Wires the API's dependencies: a sender on the queues (the runner's, when one shares this process)
 // and the completion waiter; returns the app and how to close what it opened.
 import type { PgBoss } from 'pg-boss';
+import type { Registry } from 'prom-client';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/client.ts';
 import type { Logger } from '../logger.ts';
@@ -14,6 +15,8 @@ export async function startApi(deps: {
   log: Logger;
   queue?: PgBoss;
   clock?: () => Date;
+  /** Where request latencies are recorded (served at /metrics); none: not measured. */
+  metrics?: Registry;
 }) {
   const { db, config, log } = deps;
   const ownQueue = deps.queue
@@ -25,7 +28,15 @@ export async function startApi(deps: {
   const queue = deps.queue ?? (ownQueue as PgBoss);
   const waiter = await startCompletionWaiter(db);
   return {
-    app: createApp({ db, config, log, queue, waiter, clock: deps.clock ?? (() => new Date()) }),
+    app: createApp({
+      db,
+      config,
+      log,
+      queue,
+      waiter,
+      clock: deps.clock ?? (() => new Date()),
+      ...(deps.metrics ? { metrics: deps.metrics } : {}),
+    }),
     queue,
     async close() {
       await waiter.close();

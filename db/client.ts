@@ -97,6 +97,11 @@ export function openPostgres(url: string, options: { max?: number } = {}): Db {
   const sql = postgres(url, {
     max: options.max ?? 10,
     onnotice: () => {},
+    // After a database restart the pool must come back at once: postgres.js's default backoff grows
+    // with every refused connection to 20 s, so requests kept hanging (and runners idle) for that
+    // long after the server was up again. A connect that hangs fails after 5 s instead of 30.
+    connect_timeout: 5,
+    backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1),
     // Bigints arrive as strings from postgres.js and as numbers from PGlite: read both as numbers.
     types: {
       bigint: { to: 20, from: [20], serialize: (v: number) => String(v), parse: (v: string) => Number(v) },

@@ -3,6 +3,7 @@
 // Finishing notifies EXECUTION_DONE_CHANNEL in the same statement, so a waiter that hears it always
 // finds the final row.
 import type { Queryable } from './client.ts';
+import { invalidField } from './errors.ts';
 
 export const EXECUTION_DONE_CHANNEL = 'execution_done';
 
@@ -29,6 +30,9 @@ export interface ExecutionRow {
   created_at: Date;
   started_at: Date | null;
   ended_at: Date | null;
+  /** Where the Job record is POSTed when it ends (runner/callback-jobs.ts); null: no callback. */
+  callback_url: string | null;
+  callback_status: 'pending' | 'delivered' | 'given_up' | null;
 }
 
 export interface NewExecution {
@@ -44,6 +48,8 @@ export interface NewExecution {
   /** Whom the run's cost is added to ('user:<id>' or 'org:<id>'); null when billing is off. */
   billingSubject: string | null;
   inputs: Record<string, unknown>;
+  /** The completion callback's URL (async executions only), checked by the caller. */
+  callbackUrl?: string | null;
 }
 
 /** Inserts queued executions, all in one statement; returns each one's creation time by id. */
@@ -51,13 +57,13 @@ export async function insertExecutions(tx: Queryable, rows: NewExecution[]): Pro
   const col = <K extends keyof NewExecution>(k: K) => rows.map((r) => r[k]);
   const created = await tx.query<{ id: string; created_at: Date }>(
     `insert into executions (id, organization_id, workspace_id, workflow_id, version, mode, trigger, api_key_id,
-       billed_user_id, billing_subject, inputs)
+       billed_user_id, billing_subject, inputs, callback_url, callback_status)
      select id, organization_id, workspace_id, workflow_id, version, mode, trigger, api_key_id, billed_user_id,
-            billing_subject, inputs::jsonb
+            billing_subject, inputs::jsonb, callback_url, case when callback_url is null then null else 'pending' end
        from unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::int[], $6::text[], $7::text[], $8::uuid[],
-         $9::uuid[], $10::text[], $11::text[])
+         $9::uuid[], $10::text[], $11::text[], $12::text[])
          as t(id, organization_id, workspace_id, workflow_id, version, mode, trigger, api_key_id, billed_user_id,
-           billing_subject, inputs)
+           billing_subject, inputs, callback_url)
      returning id, created_at`,
     [
       col('id'),
@@ -71,6 +77,7 @@ export async function insertExecutions(tx: Queryable, rows: NewExecution[]): Pro
       col('billedUserId'),
       col('billingSubject'),
       rows.map((r) => JSON.stringify(r.inputs)),
+      rows.map((r) => r.callbackUrl ?? null),
     ],
   );
   return new Map(created.map((r) => [r.id, r.created_at]));
@@ -86,6 +93,8 @@ export type Claim = Pick<
   'attempt' | 'workspace_id' | 'workflow_id' | 'version' | 'inputs' | 'depth'
 > & {
   started_at: Date;
+  /** Its end must enqueue a callback delivery, in the transaction that records it. */
+  has_callback: boolean;
 };
 
 /**
@@ -97,7 +106,8 @@ export async function claimExecutions(db: Queryable, ids: string[]): Promise<Map
   const rows = await db.query<Claim & { id: string }>(
     `update executions set status = 'processing', attempt = attempt + 1, started_at = coalesce(started_at, now())
       where id = any($1::uuid[]) and status in ('queued', 'processing')
-      returning id, attempt, workspace_id, workflow_id, version, inputs, depth, started_at`,
+      returning id, attempt, workspace_id, workflow_id, version, inputs, depth, started_at,
+        callback_url is not null as has_callback`,
     [ids],
   );
   return new Map(rows.map((r) => [r.id, r]));
@@ -231,14 +241,135 @@ function notice(id: string, outcome: ExecutionOutcome, output: string | null): s
     : text;
 }
 
-/** Fails an execution whatever attempt holds it: its job ran out of retries (a runner kept dying). */
-export async function abandonExecution(db: Queryable, id: string, error: string): Promise<boolean> {
-  const rows = await db.query(
+/**
+ * Fails an execution whatever attempt holds it: its job ran out of retries (a runner kept dying).
+ * Null when it had ended already; else whether it has a completion callback to enqueue.
+ */
+export async function abandonExecution(
+  db: Queryable,
+  id: string,
+  error: string,
+): Promise<{ hasCallback: boolean } | null> {
+  const [row] = await db.query<{ has_callback: boolean }>(
     `with done as (
        update executions set status = 'failed', error = $2, ended_at = now(), started_at = coalesce(started_at, now())
-        where id = $1 and status in ('queued', 'processing') returning id)
-     select pg_notify($3, json_build_object('id', id)::text) from done`,
+        where id = $1 and status in ('queued', 'processing') returning id, callback_url)
+     select pg_notify($3, json_build_object('id', id)::text), callback_url is not null as has_callback from done`,
     [id, error, EXECUTION_DONE_CHANNEL],
   );
-  return rows.length > 0;
+  return row ? { hasCallback: row.has_callback } : null;
+}
+
+/**
+ * The Job record of an execution: what GET /api/jobs/{id} answers (with `success`, see jobAnswer)
+ * and what a completion callback delivers. `output` only when completed; a failed job carries its
+ * error. A missing row is a job not yet recorded: queued.
+ */
+export function jobRecord(row: ExecutionRow | null, id: string) {
+  if (!row) return { taskId: id, status: 'queued' };
+  return {
+    taskId: row.id,
+    status: row.status,
+    ...(row.status === 'completed' ? { output: row.output } : {}),
+    ...(row.status === 'failed' ? { error: row.error } : {}),
+    metadata: {
+      // A job not yet started reports when it was queued.
+      startTime: (row.started_at ?? row.created_at).toISOString(),
+      ...(row.ended_at ? { endTime: row.ended_at.toISOString() } : {}),
+      ...(row.started_at && row.ended_at
+        ? { duration: row.ended_at.getTime() - row.started_at.getTime() }
+        : {}),
+      createdAt: row.created_at.toISOString(),
+      workflowId: row.workflow_id,
+      mode: row.mode,
+      trigger: row.trigger,
+    },
+  };
+}
+
+/** The body of GET /api/jobs/{id} for a recorded execution, which a completion callback also carries. */
+export function jobAnswer(row: ExecutionRow) {
+  return { success: row.status !== 'failed', ...jobRecord(row, row.id) };
+}
+
+/** An execution in a listing: its state and timings, without inputs, output or trace. */
+export interface ExecutionSummary {
+  id: string;
+  workflowId: string;
+  version: number;
+  status: ExecutionStatus;
+  mode: 'sync' | 'async';
+  trigger: string;
+  error: string | null;
+  createdAt: string;
+  startedAt: string | null;
+  endedAt: string | null;
+}
+
+/**
+ * A workspace's executions, newest first, whatever their state (the log lists finished ones only),
+ * paged by keyset over executions_workspace_idx: the cursor is the last id served. `since` and
+ * `until` bound the creation time (a range on the same index).
+ */
+export async function listExecutions(
+  db: Queryable,
+  q: {
+    workspaceId: string;
+    workflowId?: string | undefined;
+    status?: ExecutionStatus | undefined;
+    trigger?: string | undefined;
+    /** Created at or after this instant. */
+    since?: Date | undefined;
+    /** Created before this instant. */
+    until?: Date | undefined;
+    limit: number;
+    cursor?: string | undefined;
+  },
+): Promise<{ data: ExecutionSummary[]; nextCursor: string | null }> {
+  const where = ['e.workspace_id = $1'];
+  const params: unknown[] = [q.workspaceId];
+  const add = (clause: (n: string) => string, value: unknown) => {
+    params.push(value);
+    where.push(clause(`$${params.length}`));
+  };
+  if (q.workflowId) add((n) => `e.workflow_id = ${n}::uuid`, q.workflowId);
+  if (q.status) add((n) => `e.status = ${n}`, q.status);
+  if (q.trigger) add((n) => `e.trigger = ${n}`, q.trigger);
+  if (q.since) add((n) => `e.created_at >= ${n}::timestamptz`, q.since.toISOString());
+  if (q.until) add((n) => `e.created_at < ${n}::timestamptz`, q.until.toISOString());
+  if (q.cursor) {
+    const [at] = await db.query('select 1 from executions where id = $1 and workspace_id = $2', [
+      q.cursor,
+      q.workspaceId,
+    ]);
+    if (!at) throw invalidField('cursor', 'Not a cursor returned by this listing');
+    add(
+      (n) => `(e.created_at, e.id) < (select created_at, id from executions where id = ${n}::uuid)`,
+      q.cursor,
+    );
+  }
+  params.push(q.limit + 1);
+  const rows = await db.query<ExecutionRow>(
+    `select e.id, e.workflow_id, e.version, e.status, e.mode, e.trigger, e.error, e.created_at, e.started_at,
+            e.ended_at
+       from executions e where ${where.join(' and ')}
+      order by e.created_at desc, e.id desc limit $${params.length}`,
+    params,
+  );
+  const page = rows.slice(0, q.limit);
+  return {
+    data: page.map((r) => ({
+      id: r.id,
+      workflowId: r.workflow_id,
+      version: r.version,
+      status: r.status,
+      mode: r.mode,
+      trigger: r.trigger,
+      error: r.error,
+      createdAt: r.created_at.toISOString(),
+      startedAt: r.started_at?.toISOString() ?? null,
+      endedAt: r.ended_at?.toISOString() ?? null,
+    })),
+    nextCursor: rows.length > q.limit ? (page.at(-1)?.id ?? null) : null,
+  };
 }

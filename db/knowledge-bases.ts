@@ -8,6 +8,7 @@ import type { Queryable } from './client.ts';
 import { invalidField, notFound } from './errors.ts';
 import { isPlainName } from './folders.ts';
 import { isUuid } from './ids.ts';
+import { isStorableText } from './table-values.ts';
 
 export interface ChunkingConfig {
   /** Tokens per chunk at most (cl100k). */
@@ -46,7 +47,8 @@ export const knowledgeNameSchema = z
   .min(1)
   .max(200)
   .refine(isPlainName, 'No control characters, not blank');
-export const knowledgeDescriptionSchema = z.string().max(2000);
+// Postgres text holds no NUL and no lone surrogate: refused as a 400 rather than failing as a 500.
+export const knowledgeDescriptionSchema = z.string().max(2000).refine(isStorableText, 'Not storable text');
 
 const maxSize = z.number().int().min(100).max(4000);
 const minSize = z.number().int().min(1).max(2000);

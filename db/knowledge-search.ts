@@ -18,6 +18,7 @@ import type { Queryable, Row } from './client.ts';
 import { notFound } from './errors.ts';
 import { compileTagFilters, TAG_FILTER_OPERATORS } from './knowledge-tag-filters.ts';
 import { documentTags, listTags, MAX_TAG_NAME, TAG_COLUMNS_SQL, type TagValue } from './knowledge-tags.ts';
+import { isStorableText } from './table-values.ts';
 import { vectorLiteral } from './vectors.ts';
 
 export const MAX_SEARCH_BASES = 20;
@@ -54,6 +55,8 @@ export const knowledgeSearchRequest = z
       .string()
       .trim()
       .max(MAX_QUERY_CHARS)
+      // Full-text search hands the query to Postgres, whose text holds no NUL (a 500 otherwise).
+      .refine(isStorableText, 'Not storable text')
       .optional()
       .transform((q) => (q ? q : undefined)),
     tagFilters: z.array(tagFilterSchema).max(MAX_TAG_FILTERS).optional(),

@@ -22,6 +22,8 @@ const COLUMN_NAME = /^[a-z_][a-z0-9_]*$/;
 
 /** Text Postgres can store: no NUL, no lone surrogate (either fails the statement as a 500). */
 export const isStorableText = (s: string) => s.isWellFormed() && !s.includes('\u0000');
+/** How deep JSON may nest anywhere it is stored: a json column, inputs, a filter. */
+export const MAX_JSON_DEPTH = 100;
 
 export const columnDefSchema = z
   .object({
@@ -104,7 +106,7 @@ type Checked = { ok: true; value: unknown } | { ok: false; code: string; message
 
 /** A JSON value Postgres stores as given: finite numbers, storable text, keys included. */
 function isStorableJson(v: unknown, depth = 0): boolean {
-  if (depth > 100) return false;
+  if (depth > MAX_JSON_DEPTH) return false;
   if (v === null || typeof v === 'boolean') return true;
   if (typeof v === 'number') return Number.isFinite(v);
   if (typeof v === 'string') return isStorableText(v);

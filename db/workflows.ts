@@ -3,7 +3,7 @@
 import { type Definition, parseDefinition } from '../runner/executor/definition.ts';
 import { type Actor, recordAudit } from './audit-logs.ts';
 import type { Queryable } from './client.ts';
-import { conflict, notFound } from './errors.ts';
+import { conflict, notFound, ServiceError } from './errors.ts';
 import type { PlanName, QuotaOverrides } from './plans.ts';
 import type { WorkspacePermission, WorkspaceRow } from './workspaces.ts';
 
@@ -212,8 +212,10 @@ export async function undeployWorkflow(db: Queryable, actor: Actor, id: string):
   });
 }
 
+/** Every deployed version of a workflow, oldest first; `deployed` marks the one executions run. */
 export async function listVersions(db: Queryable, id: string) {
-  if (!(await getWorkflow(db, id))) throw notFound('Workflow');
+  const workflow = await getWorkflow(db, id);
+  if (!workflow) throw notFound('Workflow');
   const rows = await db.query<{
     version: number;
     definition: Definition;
@@ -227,8 +229,56 @@ export async function listVersions(db: Queryable, id: string) {
     version: r.version,
     definition: r.definition,
     deployedBy: r.deployed_by,
+    /** When this version was first deployed (made). */
     deployedAt: r.created_at.toISOString(),
+    createdAt: r.created_at.toISOString(),
+    deployed: r.version === workflow.deployedVersion,
   }));
+}
+
+/**
+ * Deploys an earlier (or any existing) version again: the deployed pointer moves to it, so new
+ * executions run it; no version is made and the draft is left as it is. The version is checked
+ * again, as a deployment checks the draft (block types and rules may have changed since).
+ */
+export async function rollbackWorkflow(
+  db: Queryable,
+  actor: Actor,
+  id: string,
+  version: number,
+): Promise<{ version: number; deployedAt: string; previousVersion: number | null }> {
+  return db.transaction(async (tx) => {
+    // The same row lock as deployWorkflow: a rollback and a deployment never interleave.
+    const [row] = await tx.query<WorkflowRow & { organization_id: string }>(
+      `select w.*, s.organization_id from workflows w join workspaces s on s.id = w.workspace_id
+        where w.id = $1 for update of w`,
+      [id],
+    );
+    if (!row) throw notFound('Workflow');
+    const [target] = await tx.query<{ definition: Definition }>(
+      'select definition from workflow_versions where workflow_id = $1 and version = $2',
+      [id, version],
+    );
+    if (!target) throw new ServiceError(404, `Version ${version} of this workflow not found`);
+    parseDefinition(target.definition);
+    const [done] = await tx.query<{ deployed_at: Date }>(
+      'update workflows set deployed_version = $2, deployed_at = now() where id = $1 returning deployed_at',
+      [id, version],
+    );
+    await recordAudit(tx, actor, {
+      organizationId: row.organization_id,
+      workspaceId: row.workspace_id,
+      action: 'workflow.rolled_back',
+      resourceType: 'workflow',
+      resourceId: id,
+      metadata: { version, previousVersion: row.deployed_version },
+    });
+    return {
+      version,
+      deployedAt: (done as { deployed_at: Date }).deployed_at.toISOString(),
+      previousVersion: row.deployed_version,
+    };
+  });
 }
 
 /** Which version of a workflow is deployed, and where: null when it is not deployed. */
@@ -288,4 +338,39 @@ export async function loadExecutionTargets(
     const { ord: _ord, deployed_version, permission, plan, overrides, ...workspace } = row;
     return { workspace, deployedVersion: deployed_version, permission, plan, overrides };
   });
+}
+
+/** A deployed workflow as its callers see it: the declared inputs of the version it runs. */
+export interface DeployedWorkflow {
+  id: string;
+  name: string;
+  description: string;
+  version: number;
+  inputs: Definition['inputs'];
+}
+
+/** The deployed workflows of a workspace, oldest first (drafts never deployed are left out). */
+export async function listDeployedWorkflows(db: Queryable, workspaceId: string): Promise<DeployedWorkflow[]> {
+  // Only the inputs of each deployed definition: the blocks may be large and are not needed here.
+  const rows = await db.query<{
+    id: string;
+    name: string;
+    description: string;
+    version: number;
+    inputs: Definition['inputs'] | null;
+  }>(
+    `select w.id, w.name, w.description, w.deployed_version as version, v.definition -> 'inputs' as inputs
+       from workflows w
+       join workflow_versions v on v.workflow_id = w.id and v.version = w.deployed_version
+      where w.workspace_id = $1
+      order by w.created_at, w.id`,
+    [workspaceId],
+  );
+  return rows.map((r) => ({
+    id: r.id,
+    name: r.name,
+    description: r.description,
+    version: r.version,
+    inputs: r.inputs ?? {},
+  }));
 }

@@ -2,12 +2,16 @@
 // against the same Postgres; each fetches jobs from the shared queues.
 import { loadConfigOrExit, requireServerDatabase } from '../config.ts';
 import { startDatabase } from '../db/startup.ts';
-import { createLogger } from '../logger.ts';
+import { configuredSecrets, createLogger } from '../logger.ts';
 import { onShutdown } from '../shutdown.ts';
 import { startRunner } from './runner.ts';
 
 const config = requireServerDatabase(loadConfigOrExit(), 'runner');
-const log = createLogger(config.LOG_LEVEL, { process: 'runner', pid: process.pid });
+const log = createLogger(
+  config.LOG_LEVEL,
+  { process: 'runner', pid: process.pid },
+  { secrets: configuredSecrets(config) },
+);
 const { db, encryptionKey } = await startDatabase(config, log);
 const runner = await startRunner({ db, config, log, encryptionKey });
 console.log('Runner started');

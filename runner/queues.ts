@@ -7,6 +7,10 @@ export const QUEUES = {
   knowledgeIngest: 'knowledge-ingest',
   /** Documents whose ingestion ran out of retries (its runners kept dying): marked failed here. */
   knowledgeIngestDead: 'knowledge-ingest-dead',
+  /** One job per firing of a schedule (sent by pg-boss's cron pass): starts its execution. */
+  workflowSchedule: 'workflow-schedule',
+  /** Completion callbacks: POST an ended execution's Job record to its callback URL (retried with backoff). */
+  executionCallback: 'execution-callback',
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
@@ -16,6 +20,17 @@ export const WAKE_CHANNEL = 'runner_wake';
 
 export interface WorkflowExecutePayload {
   executionId: string;
+}
+
+/** A schedule's firing: the job's id becomes the execution's, so a redelivery starts nothing twice. */
+export interface WorkflowSchedulePayload {
+  scheduleId: string;
+}
+
+/** Deliver the completion callback of an ended execution; `retryLimit`: the retries it was sent with. */
+export interface ExecutionCallbackPayload {
+  executionId: string;
+  retryLimit: number;
 }
 
 /** Process a document into the chunks of one generation (a later generation makes this job stale). */

@@ -1,18 +1,27 @@
 // A runner: the queue consumer of this process. It pumps `workflow-execute` into the executor with
 // bounded concurrency, with user code in a worker-thread pool, and stops gracefully: no new jobs,
 // running executions finish, then the pool and queue close.
-import type { PgBoss } from 'pg-boss';
+import type { Clock, PgBoss } from 'pg-boss';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/client.ts';
 import type { Logger } from '../logger.ts';
 import { createStorage } from '../storage/index.ts';
 import { startBoss } from './boss.ts';
+import { callbackJobHandler, callbackSender } from './callback-jobs.ts';
 import { createEmbedders } from './embeddings/index.ts';
+import { executionStarts } from './execution-starts.ts';
 import { createIngestPool } from './ingestion/pool.ts';
 import { startPump } from './job-pump.ts';
 import { deadDocumentHandler, knowledgeJobHandler } from './knowledge-jobs.ts';
 import { createFunctionPool } from './pool.ts';
-import { type KnowledgeIngestPayload, QUEUES, type WorkflowExecutePayload } from './queues.ts';
+import {
+  type ExecutionCallbackPayload,
+  type KnowledgeIngestPayload,
+  QUEUES,
+  type WorkflowExecutePayload,
+  type WorkflowSchedulePayload,
+} from './queues.ts';
+import { reconcileSchedules, scheduleJobHandler } from './schedule-jobs.ts';
 import { runnerSettings } from './settings.ts';
 import { deadExecutionHandler, workflowJobHandler } from './workflow-jobs.ts';
 
@@ -26,12 +35,17 @@ export async function startRunner(deps: {
   config: Config;
   log: Logger;
   encryptionKey: Buffer;
+  /** pg-boss's clock (tests drive schedules with pg-boss's TestClock); the system clock otherwise. */
+  bossClock?: Clock;
 }): Promise<Runner> {
   const { db, config, log } = deps;
   const boss = await startBoss(db, {
     log,
     heartbeatSeconds: config.QUEUE_HEARTBEAT_SECONDS,
     superviseIntervalSeconds: config.QUEUE_SUPERVISE_SECONDS,
+    schedule: true,
+    scheduleCheckSeconds: config.SCHEDULE_CHECK_SECONDS,
+    ...(deps.bossClock ? { clock: deps.bossClock } : {}),
   });
   const pool = createFunctionPool({
     ...(config.WORKER_THREADS ? { maxThreads: config.WORKER_THREADS } : {}),
@@ -46,6 +60,7 @@ export async function startRunner(deps: {
   const storage = createStorage(config);
   const shutdown = new AbortController();
   const common = { boss, db, log };
+  const sendCallbacks = callbackSender(boss, config);
   const executions = await startPump<WorkflowExecutePayload>({
     ...common,
     queue: QUEUES.workflowExecute,
@@ -59,6 +74,7 @@ export async function startRunner(deps: {
       log,
       defaultTimeoutMs: config.WORKFLOW_TIMEOUT_MS,
       signal: shutdown.signal,
+      sendCallbacks,
     }),
   });
   const dead = await startPump<WorkflowExecutePayload>({
@@ -66,7 +82,7 @@ export async function startRunner(deps: {
     queue: QUEUES.workflowExecuteDead,
     concurrency: 4,
     pollMs: 5000,
-    handle: deadExecutionHandler(db),
+    handle: deadExecutionHandler(db, sendCallbacks),
   });
   const documents = await startPump<KnowledgeIngestPayload>({
     ...common,
@@ -81,10 +97,34 @@ export async function startRunner(deps: {
     pollMs: 5000,
     handle: deadDocumentHandler(db),
   });
+  // Deliveries wait on receivers, not on the CPU: many at once. Retries are due by time, not by a
+  // wake-up, so the poll finds them.
+  // Firings start executions through the same path as the API: billed, limited, audited.
+  await reconcileSchedules(db, boss, log);
+  const firings = await startPump<WorkflowSchedulePayload>({
+    ...common,
+    queue: QUEUES.workflowSchedule,
+    concurrency: 4,
+    handle: scheduleJobHandler({
+      db,
+      boss,
+      log,
+      start: executionStarts({ db, config, queue: boss, clock: () => new Date() }),
+    }),
+  });
+  const callbacks = await startPump<ExecutionCallbackPayload>({
+    ...common,
+    queue: QUEUES.executionCallback,
+    concurrency: 16,
+    handle: callbackJobHandler({ db, encryptionKey: deps.encryptionKey, config, log }),
+  });
   return {
     boss,
     async stop() {
+      await firings.stop();
       await dead.stop();
+      // An attempt cut short by a stop is made again by the runner that next takes its job.
+      await callbacks.stop(config.CALLBACK_TIMEOUT_MS);
       await deadDocuments.stop();
       // A document cut short is processed again by the next runner that takes its job.
       await documents.stop(10_000);

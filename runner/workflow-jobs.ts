@@ -1,6 +1,7 @@
 // The runner's work on queue `workflow-execute`: claim the execution, run its deployed version,
-// record the outcome (which notifies the waiting API), and fail executions whose job ran out of
-// retries because the runners holding it kept dying.
+// record the outcome (which notifies the waiting API, and enqueues the completion callback when the
+// execution has one), and fail executions whose job ran out of retries because the runners holding
+// it kept dying.
 import type { Job } from 'pg-boss';
 import { createBatcher } from '../db/batcher.ts';
 import type { Db } from '../db/client.ts';
@@ -16,6 +17,7 @@ import { createVersionCache } from '../db/version-cache.ts';
 import { deployedVersion } from '../db/workflows.ts';
 import type { Logger } from '../logger.ts';
 import type { RunnerSettings } from './blocks/block.ts';
+import type { SendCallbacks } from './callback-jobs.ts';
 import type { Embedders } from './embeddings/embedder.ts';
 import { executionCost } from './execution-cost.ts';
 import { executeWorkflow } from './executor/execute.ts';
@@ -32,6 +34,8 @@ export interface WorkflowJobDeps {
   defaultTimeoutMs: number;
   /** Aborted on a forced shutdown: running executions stop and are recorded as cancelled. */
   signal?: AbortSignal;
+  /** Enqueues completion callbacks in the transaction that records the end. */
+  sendCallbacks: SendCallbacks;
 }
 
 export function workflowJobHandler(deps: WorkflowJobDeps) {
@@ -42,12 +46,21 @@ export function workflowJobHandler(deps: WorkflowJobDeps) {
     const claims = await claimExecutions(db, ids);
     return ids.map((id): Claim | null => claims.get(id) ?? null);
   });
-  const finishExecution = createBatcher(
-    async (results: { id: string; attempt: number; outcome: ExecutionOutcome }[]) => {
-      const recorded = await finishExecutions(db, results);
+  type Finished = { id: string; attempt: number; outcome: ExecutionOutcome };
+  const finishPlain = createBatcher(async (results: Finished[]) => {
+    const recorded = await finishExecutions(db, results);
+    return results.map((r) => recorded.has(r.id));
+  });
+  // Executions with a callback pay for a transaction, so the end and its delivery job commit together.
+  const finishWithCallback = createBatcher((results: Finished[]) =>
+    db.transaction(async (tx) => {
+      const recorded = await finishExecutions(tx, results);
+      await deps.sendCallbacks(tx, [...recorded]);
       return results.map((r) => recorded.has(r.id));
-    },
+    }),
   );
+  const finishExecution = (claim: Claim, result: Finished) =>
+    claim.has_callback ? finishWithCallback(result) : finishPlain(result);
   const loadChild = async (workspaceId: string, workflowId: string) => {
     const d = await deployedVersion(db, workflowId);
     return d && d.workspaceId === workspaceId
@@ -63,7 +76,7 @@ export function workflowJobHandler(deps: WorkflowJobDeps) {
     if (!version) {
       const error = 'The deployed version no longer exists';
       const outcome: ExecutionOutcome = { status: 'failed', error, startedAt, endedAt: new Date() };
-      await finishExecution({ id: executionId, attempt: claim.attempt, outcome });
+      await finishExecution(claim, { id: executionId, attempt: claim.attempt, outcome });
       return;
     }
     const result = await executeWorkflow(
@@ -88,7 +101,7 @@ export function workflowJobHandler(deps: WorkflowJobDeps) {
         loadDeployed: loadChild,
       },
     );
-    const recorded = await finishExecution({
+    const recorded = await finishExecution(claim, {
       id: executionId,
       attempt: claim.attempt,
       outcome: {
@@ -109,12 +122,16 @@ export function workflowJobHandler(deps: WorkflowJobDeps) {
   };
 }
 
-export function deadExecutionHandler(db: Db) {
+export function deadExecutionHandler(db: Db, sendCallbacks: SendCallbacks) {
   return async (job: Job<WorkflowExecutePayload>) => {
-    await abandonExecution(
-      db,
-      job.data.executionId,
-      'The runner executing this workflow stopped responding, and retries ran out',
-    );
+    const { executionId } = job.data;
+    await db.transaction(async (tx) => {
+      const ended = await abandonExecution(
+        tx,
+        executionId,
+        'The runner executing this workflow stopped responding, and retries ran out',
+      );
+      if (ended?.hasCallback) await sendCallbacks(tx, [executionId]);
+    });
   };
 }

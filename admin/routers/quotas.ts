@@ -1,6 +1,7 @@
-// Admin: per-organization overrides of the plan's limits.
+// Admin: per-organization overrides of the plan's limits, and the organization's use against them.
 import { z } from 'zod';
 import { quotaOverridesSchema } from '../../db/plans.ts';
+import { quotaUsage } from '../../db/quota-usage.ts';
 import { getQuotas, setQuotas } from '../../db/quotas.ts';
 import { procedure, router } from '../trpc.ts';
 
@@ -19,6 +20,11 @@ export const quotasRouter = router({
   get: procedure
     .input(z.object({ orgId: z.uuid() }))
     .query(({ ctx, input }) => getQuotas(ctx.db, input.orgId)),
+  usage: procedure
+    .input(z.object({ organizationId: z.uuid() }))
+    .query(({ ctx, input }) =>
+      quotaUsage(ctx.db, input.organizationId, new Date(), ctx.config.BILLING_ENABLED),
+    ),
   set: procedure
     .input(
       changes

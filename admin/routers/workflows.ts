@@ -1,4 +1,4 @@
-// Admin: workflows (drafts, deployments, versions).
+// Admin: workflows (drafts, deployments, versions, rollback to an earlier version).
 import { z } from 'zod';
 import { ADMIN_ACTOR } from '../../db/audit-logs.ts';
 import { notFound } from '../../db/errors.ts';
@@ -8,6 +8,7 @@ import {
   getWorkflow,
   listVersions,
   listWorkflows,
+  rollbackWorkflow,
   undeployWorkflow,
   updateWorkflow,
 } from '../../db/workflows.ts';
@@ -52,4 +53,7 @@ export const workflowsRouter = router({
     .input(byId)
     .mutation(({ ctx, input }) => undeployWorkflow(ctx.db, ADMIN_ACTOR, input.id)),
   versions: procedure.input(byId).query(({ ctx, input }) => listVersions(ctx.db, input.id)),
+  rollback: procedure
+    .input(byId.extend({ version: z.number().int().min(1) }))
+    .mutation(({ ctx, input }) => rollbackWorkflow(ctx.db, ADMIN_ACTOR, input.id, input.version)),
 });

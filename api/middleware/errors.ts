@@ -19,10 +19,58 @@ export function errorHandler(log: Logger) {
     if (err instanceof HTTPException && err.status < 500) {
       return c.json({ error: err.message || 'Bad request' }, err.status as ContentfulStatusCode);
     }
+    if (isDatabaseUnavailable(err)) {
+      // Not a defect of ours nor the caller's: the database is restarting or unreachable. Clients and
+      // load balancers retry a 503; the pool reconnects by itself once the server is back.
+      ((c.get('log') as Logger | undefined) ?? log).warn('database unavailable', {
+        method: c.req.method,
+        path: c.req.path,
+        err,
+      });
+      c.header('Retry-After', '5');
+      return c.json({ error: 'The database is unavailable: retry shortly' }, 503);
+    }
     const requestId = c.get('requestId');
-    log.error('unhandled error', { requestId, method: c.req.method, path: c.req.path, err });
+    const where = { method: c.req.method, path: c.req.path, err };
+    // The request's own logger carries its id already (request-log.ts); an error before it ran has none.
+    const requestLog = c.get('log') as Logger | undefined;
+    if (requestLog) requestLog.error('unhandled error', where);
+    else log.error('unhandled error', { requestId, ...where });
     return c.json({ error: 'Internal server error', requestId }, 500);
   };
+}
+
+// How a lost or refused database connection surfaces: socket errors, the server's shutdown and
+// startup refusals (SQLSTATE class 08 and 57P01-57P03), and postgres.js's own connection codes.
+const UNAVAILABLE = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  // Not CONNECTION_ENDED/DESTROYED: those mean our own pool was closed, a defect (500) of ours.
+  'CONNECTION_CLOSED',
+  'CONNECT_TIMEOUT',
+  '57P01',
+  '57P02',
+  '57P03',
+  '08000',
+  '08001',
+  '08003',
+  '08004',
+  '08006',
+]);
+
+/** Whether err (or what it wraps) says the database cannot be reached right now. */
+export function isDatabaseUnavailable(err: unknown, depth = 0): boolean {
+  if (!err || typeof err !== 'object' || depth > 3) return false;
+  const e = err as { code?: unknown; cause?: unknown; errors?: unknown };
+  if (typeof e.code === 'string' && UNAVAILABLE.has(e.code)) return true;
+  // Node reports a refused connection to a host with several addresses as an AggregateError.
+  if (Array.isArray(e.errors) && e.errors.some((x) => isDatabaseUnavailable(x, depth + 1))) return true;
+  return isDatabaseUnavailable(e.cause, depth + 1);
 }
 
 export const notFoundHandler = (c: Context) =>

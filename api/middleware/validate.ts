@@ -3,6 +3,7 @@
 import type { Context } from 'hono';
 import { z } from 'zod';
 import { type FieldIssue, invalidField, ServiceError } from '../../db/errors.ts';
+import { isStorableText, MAX_JSON_DEPTH } from '../../db/table-values.ts';
 
 export function issuesOf(error: z.ZodError): FieldIssue[] {
   return error.issues.map((i) => ({
@@ -18,15 +19,78 @@ function parse<S extends z.ZodType>(schema: S, value: unknown, what: string): z.
   return result.data;
 }
 
+// JSON is UTF-8 (RFC 8259): invalid bytes are refused, not silently stored as U+FFFD.
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
 export async function jsonBody<S extends z.ZodType>(c: Context, schema: S): Promise<z.output<S>> {
-  const text = await c.req.text();
+  return parse(schema, jsonValueOf(utf8Text(await c.req.arrayBuffer())), 'request body');
+}
+
+/** A request body's text: refused (400) unless it is valid UTF-8. */
+export function utf8Text(raw: ArrayBuffer | Uint8Array): string {
+  try {
+    return utf8.decode(raw);
+  } catch {
+    throw new ServiceError(400, 'Request body is not valid UTF-8');
+  }
+}
+
+/** The JSON value of a body's text (an empty body is `{}`), refused (400) if malformed or unstorable. */
+export function jsonValueOf(text: string): unknown {
   let value: unknown;
   try {
     value = text.trim() === '' ? {} : JSON.parse(text);
   } catch {
     throw new ServiceError(400, 'Malformed JSON body');
   }
-  return parse(schema, value, 'request body');
+  refuseUnstorable(value);
+  return value;
+}
+
+/** Refuses (400) a body holding text Postgres cannot store or nesting too deep, naming where. */
+export function refuseUnstorable(value: unknown): void {
+  const issue = unstorableIssue(value);
+  if (issue) throw new ServiceError(400, 'Invalid request body', { details: [issue] });
+}
+
+/**
+ * What in a JSON value Postgres cannot store, as a 400 issue naming where; null when all is well.
+ * Text: a NUL or a lone surrogate (text and jsonb refuse both), as a key or a value. Nesting deeper
+ * than MAX_JSON_DEPTH: no store takes it, and serialising it again (a job's data, a log) would
+ * overflow the stack. Checked once for every body and query, so no store meets either and answers a
+ * 500. Iterative, so the check itself survives any depth.
+ */
+export function unstorableIssue(value: unknown): FieldIssue | null {
+  const stack: [unknown, (string | number)[]][] = [[value, []]];
+  const text = (path: (string | number)[]): FieldIssue => ({
+    code: 'invalid_format',
+    path,
+    message: `${path.length ? path.join('.') : 'Text'} may not contain NUL characters or unpaired surrogates`,
+  });
+  while (stack.length) {
+    const [v, path] = stack.pop() as [unknown, (string | number)[]];
+    if (typeof v === 'string') {
+      if (!isStorableText(v)) return text(path);
+    } else if (v !== null && typeof v === 'object') {
+      if (path.length >= MAX_JSON_DEPTH)
+        return {
+          code: 'too_big',
+          path: path.slice(0, 8),
+          message: `JSON may nest at most ${MAX_JSON_DEPTH} levels`,
+        };
+      if (Array.isArray(v)) {
+        v.forEach((x, i) => {
+          stack.push([x, [...path, i]]);
+        });
+      } else {
+        for (const [k, x] of Object.entries(v)) {
+          if (!isStorableText(k)) return text([...path, k]);
+          stack.push([x, [...path, k]]);
+        }
+      }
+    }
+  }
+  return null;
 }
 
 /** Parses the query string; a parameter given twice is a 400 rather than a silent pick. */
@@ -39,6 +103,8 @@ export function queryParams<S extends z.ZodType>(c: Context, schema: S): z.outpu
     single[k] = values[0] as string;
   }
   if (repeated.length) throw new ServiceError(400, 'Invalid query parameters', { details: repeated });
+  const issue = unstorableIssue(single);
+  if (issue) throw new ServiceError(400, 'Invalid query parameters', { details: [issue] });
   return parse(schema, single, 'query parameters');
 }
 

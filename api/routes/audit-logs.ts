@@ -3,9 +3,10 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import { authorizeWorkspace } from '../../db/access.ts';
 import { listAuditLogs } from '../../db/audit-logs.ts';
-import { forbidden, invalidField } from '../../db/errors.ts';
+import { forbidden, invalidField, notFound } from '../../db/errors.ts';
 import { activeMembership, findMembership } from '../../db/members.ts';
 import { effectiveLimits } from '../../db/plans.ts';
+import { isStorableText } from '../../db/table-values.ts';
 import { findWorkspace } from '../../db/workspaces.ts';
 import type { ApiDeps, ApiEnv } from '../context.ts';
 import { queryParams } from '../middleware/validate.ts';
@@ -14,9 +15,10 @@ import { isoDate, RANGE_OUT_OF_ORDER, rangeEnd, rangeInOrder, rangeStart } from 
 export const auditLogQuery = z
   .object({
     workspaceId: z.uuid(),
-    action: z.string().min(1).max(100).optional(),
-    resourceType: z.string().min(1).max(100).optional(),
-    resourceId: z.string().min(1).max(200).optional(),
+    // Compared with Postgres text, which holds no NUL: refused as a 400 rather than failing as a 500.
+    action: z.string().min(1).max(100).refine(isStorableText, 'Not storable text').optional(),
+    resourceType: z.string().min(1).max(100).refine(isStorableText, 'Not storable text').optional(),
+    resourceId: z.string().min(1).max(200).refine(isStorableText, 'Not storable text').optional(),
     actorId: z.uuid().optional(),
     startDate: isoDate.optional(),
     endDate: isoDate.optional(),
@@ -46,7 +48,8 @@ export function auditLogRoutes({ db }: ApiDeps) {
     // The caller's organization is the workspace's, if the caller belongs to it.
     const workspace = await findWorkspace(db, q.workspaceId);
     const membership = workspace && (await activeMembership(db, workspace.organization_id, principal.userId));
-    if (!workspace || !membership) throw invalidField('workspaceId', 'Not a workspace of your organization');
+    // Another organization's workspace is answered as a missing one: nothing about it is told.
+    if (!workspace || !membership) throw notFound('Workspace');
     if (!workspace.allow_personal_api_keys) {
       throw forbidden('Personal API keys are disabled in this workspace; use a workspace key');
     }

@@ -23,6 +23,7 @@ import {
 } from '../../db/knowledge-bases.ts';
 import { createDocument, DOCUMENT_SORTS, listDocuments } from '../../db/knowledge-documents.ts';
 import { knowledgeSearchRequest, searchKnowledge } from '../../db/knowledge-search.ts';
+import { isStorableText } from '../../db/table-values.ts';
 import { sendInTransaction } from '../../runner/boss.ts';
 import type { Embedders } from '../../runner/embeddings/embedder.ts';
 import {
@@ -54,7 +55,8 @@ export const listDocumentsQuery = z.object({
   workspaceId: z.uuid(),
   limit: wholeNumberParam(1, 100).default(50),
   offset: wholeNumberParam(0, Number.MAX_SAFE_INTEGER).default(0),
-  search: z.string().max(255).optional(),
+  // Postgres text holds no NUL: refused as a 400 rather than failing as a 500.
+  search: z.string().max(255).refine(isStorableText, 'Not storable text').optional(),
   enabledFilter: z.enum(['all', 'enabled', 'disabled']).default('all'),
   sortBy: z.enum(DOCUMENT_SORTS).default('uploadedAt'),
   sortOrder: z.enum(['asc', 'desc']).default('desc'),

@@ -32,7 +32,7 @@ import type { WorkspacePermission } from '../../db/workspaces.ts';
 import type { ApiDeps, ApiEnv } from '../context.ts';
 import { jsonBody, queryParams, wholeNumberParam } from '../middleware/validate.ts';
 
-const workspaceOnly = z.object({ workspaceId: z.uuid() });
+export const workspaceOnly = z.object({ workspaceId: z.uuid() });
 
 export const createTableBody = z.object({
   workspaceId: z.uuid(),
@@ -55,7 +55,7 @@ export const insertRowsBody = z
   });
 
 // Checked as is, not copied (a copy would drop a `__proto__` key); the store reads its conditions.
-const filterSchema = z
+export const filterSchema = z
   .custom<Record<string, unknown>>(
     (f) => typeof f === 'object' && f !== null && !Array.isArray(f),
     'A filter is an object of column name to condition',

@@ -4,12 +4,14 @@ import { z } from 'zod';
 import { actorOf } from '../../db/access.ts';
 import { forbidden } from '../../db/errors.ts';
 import { homeOrganization } from '../../db/members.ts';
+import { isStorableText } from '../../db/table-values.ts';
 import { createWorkspace } from '../../db/workspaces.ts';
 import type { ApiDeps, ApiEnv } from '../context.ts';
 import { jsonBody } from '../middleware/validate.ts';
 
 export const createWorkspaceBody = z.object({
-  name: z.string().trim().min(1).max(100),
+  // Postgres text holds no NUL and no lone surrogate: refused here rather than failing as a 500.
+  name: z.string().trim().min(1).max(100).refine(isStorableText, 'Not storable text'),
   color: z
     .string()
     .regex(/^#[0-9A-Fa-f]{6}$/, 'Must be a colour in #RRGGBB form')

@@ -8,6 +8,8 @@ interface LoadSpec {
   method: string;
   headers: Record<string, string>;
   body?: string;
+  /** A header given a fresh random value on every request (an Idempotency-Key). */
+  uniqueHeader?: string;
   count: number;
   concurrency: number;
   /** Requests before timing starts. */
@@ -27,7 +29,9 @@ function once(): Promise<number> {
         port: target.port,
         path: target.pathname + target.search,
         method: spec.method,
-        headers: spec.headers,
+        headers: spec.uniqueHeader
+          ? { ...spec.headers, [spec.uniqueHeader]: crypto.randomUUID() }
+          : spec.headers,
         agent,
       },
       (res) => {

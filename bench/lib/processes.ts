@@ -35,6 +35,8 @@ export interface Target {
   method: string;
   headers: Record<string, string>;
   body?: string;
+  /** A header given a fresh random value on every request (an Idempotency-Key). */
+  uniqueHeader?: string;
 }
 
 /** Runs the load generator against a target in its own process and returns its figures. */

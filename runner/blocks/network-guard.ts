@@ -1,5 +1,6 @@
-// Outbound-request guard against SSRF: user-controlled URLs (the http block and the function
-// sandbox's fetch) may only reach public addresses, unless the operator's allow-list says otherwise.
+// Outbound-request guard against SSRF: user-controlled URLs (the http block, the function sandbox's
+// fetch, completion callbacks) may only reach public addresses, unless the operator's allow-list
+// says otherwise.
 // Every hop of a request is vetted on its resolved addresses, and the socket is then connected to
 // exactly those vetted addresses (a pinned `lookup`), so a DNS answer that changes between the check
 // and the connect (DNS rebinding) cannot redirect the request inside the network.
@@ -188,6 +189,8 @@ export interface GuardedRequest {
   signal: AbortSignal;
   /** Redirects followed before giving up; default 5. */
   maxRedirects?: number;
+  /** False: a redirect is the answer, its location not requested (completion callbacks). */
+  followRedirects?: boolean;
 }
 
 export interface GuardedResponse {
@@ -220,7 +223,8 @@ export async function guardedRequest(req: GuardedRequest): Promise<GuardedRespon
     req.signal.throwIfAborted();
     const response = await sendOnce(url, method, headers, body, addresses, req.signal);
     const location = response.headers.location;
-    if (!REDIRECTS.has(response.statusCode ?? 0) || !location) return { response, url };
+    if (!REDIRECTS.has(response.statusCode ?? 0) || !location || req.followRedirects === false)
+      return { response, url };
     response.destroy();
     if (redirects >= maxRedirects) throw new Error(`too many redirects (more than ${maxRedirects})`);
     let next: URL;

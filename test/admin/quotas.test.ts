@@ -1,7 +1,15 @@
 // Admin plane: per-organization quota overrides laid over the plan's limits.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PLANS } from '../../db/plans.ts';
-import { adminError, createTenant, startTestService, type TestService } from '../helpers/service.ts';
+import { upload } from '../api/files-helpers.ts';
+import {
+  addPerson,
+  adminError,
+  createTenant,
+  createWorkspace,
+  startTestService,
+  type TestService,
+} from '../helpers/service.ts';
 
 const GB = 1_000_000_000;
 const NO_SUCH_ORG = '00000000-0000-4000-8000-000000000000';
@@ -172,5 +180,112 @@ describe('quotas.set', () => {
       query: { workspaceId: tenant.workspace.id, action: 'quota.updated' },
     });
     expect(again.body.data).toHaveLength(1);
+  });
+});
+
+describe('quotas.usage', () => {
+  const put = (key: string, workspaceId: string, bytes: number) =>
+    upload(svc, key, { workspaceId, name: `f${Math.random()}.bin`, content: Buffer.alloc(bytes, 1) });
+
+  it('pools a team organization under one subject: spend and storage against the overridden limits', async () => {
+    const tenant = await createTenant(svc.admin, { plan: 'team' });
+    const second = await createWorkspace(svc.admin, tenant);
+    expect((await put(tenant.key, tenant.workspace.id, 1000)).status).toBe(200);
+    expect((await put(tenant.key, second, 234)).status).toBe(200);
+    await svc.admin.quotas.set.mutate({ orgId: tenant.org.id, storageLimitBytes: 5000 });
+
+    const usage = await svc.admin.quotas.usage.query({ organizationId: tenant.org.id });
+    const now = new Date();
+    const subject = {
+      subject: `org:${tenant.org.id}`,
+      user: null,
+      workspaceIds: [tenant.workspace.id, second],
+      spend: { used: 0, limit: PLANS.team.usageLimit, isExceeded: false },
+      storage: { usedBytes: 1234, limitBytes: 5000 },
+      rateLimit: {
+        sync: { requestsPerMinute: 300, maxBurst: 600, remaining: 600, resetAt: expect.any(String) },
+        async: { requestsPerMinute: 2500, maxBurst: 5000, remaining: 5000, resetAt: expect.any(String) },
+      },
+    };
+    expect(usage).toEqual({
+      organizationId: tenant.org.id,
+      plan: 'team',
+      overrides: { storageLimitBytes: 5000 },
+      limits: { ...PLANS.team, storageLimitBytes: 5000 },
+      pooled: true,
+      billingEnabled: true,
+      period: {
+        start: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)).toISOString(),
+        end: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString(),
+      },
+      spend: subject.spend,
+      storage: subject.storage,
+      subjects: [subject],
+    });
+    // Read, never drawn from: no execution bucket was made for the subject.
+    const buckets = await svc.db.query('select key from rate_limit_buckets where key = any($1::text[])', [
+      [`org:${tenant.org.id}:sync`, `org:${tenant.org.id}:async`],
+    ]);
+    expect(buckets).toEqual([]);
+  });
+
+  it('lists one subject per billed user on free and pro: the owners first, then each workspace’s billed user', async () => {
+    const tenant = await createTenant(svc.admin, { plan: 'pro' });
+    const person = await addPerson(svc.admin, tenant);
+    const theirs = await svc.admin.workspaces.create.mutate({
+      orgId: tenant.org.id,
+      ownerId: person.user.id,
+      name: 'Theirs',
+      skipDefaultWorkflow: true,
+    });
+    expect((await put(tenant.key, tenant.workspace.id, 100)).status).toBe(200);
+    expect((await put(person.key, theirs.id, 500)).status).toBe(200);
+
+    const usage = await svc.admin.quotas.usage.query({ organizationId: tenant.org.id });
+    expect(usage).toMatchObject({ plan: 'pro', pooled: false });
+    expect(usage.subjects).toMatchObject([
+      {
+        subject: `user:${tenant.user.id}`,
+        user: { id: tenant.user.id, name: tenant.user.name, email: tenant.user.email },
+        workspaceIds: [tenant.workspace.id],
+        spend: { used: 0, limit: PLANS.pro.usageLimit, isExceeded: false },
+        storage: { usedBytes: 100, limitBytes: PLANS.pro.storageLimitBytes },
+      },
+      {
+        subject: `user:${person.user.id}`,
+        user: { id: person.user.id },
+        workspaceIds: [theirs.id],
+        storage: { usedBytes: 500, limitBytes: PLANS.pro.storageLimitBytes },
+      },
+    ]);
+    // The headline bars are the first owner's.
+    expect(usage.storage).toEqual(usage.subjects[0]?.storage);
+    expect(usage.spend).toEqual(usage.subjects[0]?.spend);
+  });
+
+  it('answers an organization with nobody in it with no subjects and empty bars', async () => {
+    const org = await newOrg('free');
+    const usage = await svc.admin.quotas.usage.query({ organizationId: org.id });
+    expect(usage).toMatchObject({
+      plan: 'free',
+      pooled: false,
+      subjects: [],
+      spend: { used: 0, limit: PLANS.free.usageLimit, isExceeded: false },
+      storage: { usedBytes: 0, limitBytes: PLANS.free.storageLimitBytes },
+    });
+  });
+
+  it('refuses an unknown organization with NOT_FOUND and a malformed one with BAD_REQUEST', async () => {
+    expect(await adminError(svc.admin.quotas.usage.query({ organizationId: NO_SUCH_ORG }))).toMatchObject({
+      code: 'NOT_FOUND',
+      message: 'Organization not found',
+    });
+    for (const input of [{ organizationId: 'x' }, {}, { orgId: NO_SUCH_ORG }]) {
+      const err = await adminError(
+        svc.admin.quotas.usage.query(input as Parameters<typeof svc.admin.quotas.usage.query>[0]),
+      );
+      expect(err, JSON.stringify(input)).toMatchObject({ code: 'BAD_REQUEST' });
+      expect(err.details?.[0]?.path).toEqual(['organizationId']);
+    }
   });
 });

@@ -86,6 +86,20 @@ describe('orgs', () => {
     expect(orgs.map((o) => o.name)).not.toContain('Hooli');
   });
 
+  it('refuses text Postgres cannot store (NUL, an unpaired surrogate) in any input with its path, creating nothing', async () => {
+    const before = await svc.admin.orgs.list.query();
+    for (const bad of ['Hoo\u0000li', 'Hoo\ud800li']) {
+      const org = await adminError(svc.admin.orgs.create.mutate({ name: bad }));
+      expect(org).toMatchObject({ code: 'BAD_REQUEST', httpStatus: 400 });
+      expect(org.details?.[0]?.path).toEqual(['name']);
+      const ws = await adminError(
+        svc.admin.workspaces.create.mutate({ orgId: before[0]?.id as string, name: bad } as never),
+      );
+      expect(ws.code).toBe('BAD_REQUEST');
+    }
+    expect(await svc.admin.orgs.list.query()).toEqual(before);
+  });
+
   it('lists organizations in creation order', async () => {
     const a = await svc.admin.orgs.create.mutate({ name: 'List A' });
     const b = await svc.admin.orgs.create.mutate({ name: 'List B' });

@@ -2,6 +2,7 @@
 // deploy with the path of the problem; deployments snapshot immutable versions.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  ADMIN_TOKEN,
   adminError,
   createTenant,
   startTestService,
@@ -163,6 +164,44 @@ describe('definition validation', () => {
       svc.admin.workflows.update.mutate({ id: wf.id, definition: { blocks: [{ id: 'x', type: 'nope' }] } }),
     );
     expect(failure.code).toBe('BAD_REQUEST');
+    expect((await svc.admin.workflows.get.query({ id: wf.id })).definition).toEqual(wf.definition);
+  });
+
+  it('sends the problems of a refused update to the client at their paths, in error.data.details', async () => {
+    const wf = await create(GREETING);
+    const definition = {
+      blocks: [
+        { id: 'a', type: 'teleport' },
+        { id: 'b', type: 'response', data: 1 },
+      ],
+      edges: [{ from: 'b', to: 'nowhere' }],
+    };
+    const failure = await adminError(svc.admin.workflows.update.mutate({ id: wf.id, definition }));
+    expect(failure).toMatchObject({ code: 'BAD_REQUEST', message: 'Invalid workflow definition' });
+    expect(paths(failure.details ?? []).sort()).toEqual([
+      'definition.blocks.0.type',
+      'definition.edges.0.to',
+    ]);
+    // The wire as a console without the typed client reads it: {error: {message, data: {details}}}.
+    const res = await svc.adminApp.request('http://admin.test/trpc/workflows.update', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN_TOKEN}` },
+      body: JSON.stringify({
+        id: wf.id,
+        definition: { blocks: definition.blocks.slice(1), edges: definition.edges },
+      }),
+    });
+    expect(res.status).toBe(400);
+    const body = await res.json();
+    expect(body.error.message).toBe('Invalid workflow definition');
+    expect(body.error.data).toMatchObject({ code: 'BAD_REQUEST', httpStatus: 400 });
+    expect(body.error.data.details).toEqual([
+      {
+        code: expect.any(String),
+        path: ['definition', 'edges', 0, 'to'],
+        message: expect.stringMatching(/nowhere/),
+      },
+    ]);
     expect((await svc.admin.workflows.get.query({ id: wf.id })).definition).toEqual(wf.definition);
   });
 });

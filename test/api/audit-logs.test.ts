@@ -44,6 +44,12 @@ async function everything(key: string, query: Query, limit = 100): Promise<Entry
 }
 
 /** A 400 whose details name the given field. */
+/** Another organization's workspace, or none at all: the same 404, which tells nothing apart. */
+function expectNoWorkspace(res: { status: number; body: unknown }) {
+  expect(res.status, JSON.stringify(res.body)).toBe(404);
+  expect(res.body).toEqual({ error: 'Workspace not found' });
+}
+
 function expectInvalid(
   res: { status: number; body: { error?: unknown; details?: unknown } },
   path: string[],
@@ -168,11 +174,11 @@ describe('access', () => {
     expectError(await auditLogs(undefined, { workspaceId: 'nope', limit: 0 }), 401);
   });
 
-  it('treats a former admin as an outsider (400 on workspaceId), though their key still authenticates', async () => {
+  it('treats a former admin as an outsider (404: no such workspace for them), though their key still authenticates', async () => {
     const p = await addPerson(svc.admin, t, { role: 'admin' });
     expect((await auditLogs(p.key, { workspaceId: t.workspace.id })).status).toBe(200);
     await svc.admin.members.remove.mutate({ orgId: t.org.id, userId: p.user.id });
-    expectInvalid(await auditLogs(p.key, { workspaceId: t.workspace.id }), ['workspaceId']);
+    expectNoWorkspace(await auditLogs(p.key, { workspaceId: t.workspace.id }));
   });
 });
 
@@ -190,11 +196,11 @@ describe('workspaceId', () => {
     expectInvalid(await auditLogs(t.key, { workspaceId: `${t.workspace.id}x` }), ['workspaceId']);
   });
 
-  it('must name a workspace of the caller organization: another organization or none is a 400', async () => {
-    expectInvalid(await auditLogs(t.key, { workspaceId: stranger.workspace.id }), ['workspaceId']);
-    expectInvalid(await auditLogs(t.key, { workspaceId: randomUUID() }), ['workspaceId']);
+  it("must name a workspace of the caller's organization: another organization's is a 404, as one that does not exist", async () => {
+    expectNoWorkspace(await auditLogs(t.key, { workspaceId: stranger.workspace.id }));
+    expectNoWorkspace(await auditLogs(t.key, { workspaceId: randomUUID() }));
     // and the other way round
-    expectInvalid(await auditLogs(stranger.key, { workspaceId: t.workspace.id }), ['workspaceId']);
+    expectNoWorkspace(await auditLogs(stranger.key, { workspaceId: t.workspace.id }));
   });
 
   it('refuses a parameter given twice', async () => {

@@ -28,7 +28,7 @@ it('brings an empty schema up to date exactly once when racing', async () => {
   await tdb.db.exec('drop schema public cascade; create schema public;');
   const results = await Promise.all([migrate(tdb.db), migrate(tdb.db)]);
   const all = listMigrations().map((m) => m.version);
-  expect(results.flat().sort()).toEqual(all);
+  expect(results.flat().sort((a, b) => a - b)).toEqual(all);
   const [row] = await tdb.db.query<{ n: number }>(
     "select count(*)::int as n from information_schema.tables where table_name = 'workspaces'",
   );

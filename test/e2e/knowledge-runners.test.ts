@@ -2,10 +2,11 @@
 // stops, pg-boss hands it to another runner, whose claim clears the chunks the dead one had stored,
 // and the document ends completed with consistent counts. Needs a server database (the embedded
 // one serves one process), so it runs in the TEST_DATABASE_URL pass.
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { expectOk } from '../api/files-helpers.ts';
 import { createKnowledgeBase, documentOf, settled, uploadDocument } from '../api/knowledge-helpers.ts';
+import { exited, killAll, serviceRunnerEnv, startRunnerProcess } from '../helpers/runner-processes.ts';
 import { createTenant, startTestService, type Tenant, type TestService } from '../helpers/service.ts';
 
 const serverDatabase = Boolean(process.env.TEST_DATABASE_URL);
@@ -14,41 +15,16 @@ let svc: TestService;
 let tenant: Tenant;
 const runners: ChildProcess[] = [];
 
-function startRunner(): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['runner/main.ts'], {
-    env: {
-      ...process.env,
-      DATABASE_URL: svc.config.DATABASE_URL,
-      ENCRYPTION_KEY: (svc.config.ENCRYPTION_KEY as Buffer).toString('hex'),
-      // The runners read the bytes the API stored: the same local storage.
-      DATA_DIR: svc.config.DATA_DIR,
+const startRunner = () =>
+  startRunnerProcess(
+    {
+      ...serviceRunnerEnv(svc),
       QUEUE_HEARTBEAT_SECONDS: '10',
       QUEUE_SUPERVISE_SECONDS: '1',
       INGEST_CONCURRENCY: '2',
-      LOG_LEVEL: 'warn',
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  runners.push(child);
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout?.on('data', (d) => {
-      out += d;
-      if (out.includes('Runner started')) resolve(child);
-    });
-    child.stderr?.on('data', (d) => {
-      out += d;
-    });
-    child.once('exit', (code) => reject(new Error(`runner exited (${code}) before starting: ${out}`)));
-  });
-}
-
-const exited = (child: ChildProcess) =>
-  new Promise<{ code: number | null; signal: string | null }>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null)
-      resolve({ code: child.exitCode, signal: child.signalCode });
-    else child.once('exit', (code, signal) => resolve({ code, signal }));
-  });
+    runners,
+  );
 
 /** Several MB of text in many paragraphs: ingestion takes a while. */
 function bigText(bytes: number): string {
@@ -79,10 +55,7 @@ describe.runIf(serverDatabase)('ingestion across runner processes', () => {
     tenant = await createTenant(svc.admin, { plan: 'enterprise' });
   });
   afterEach(async () => {
-    for (const child of runners.splice(0)) {
-      child.kill('SIGKILL');
-      await exited(child);
-    }
+    await killAll(runners);
   });
   afterAll(async () => {
     await svc?.close();

@@ -1,10 +1,11 @@
 // Runner processes sharing one Postgres: every execution runs exactly once across several runners,
 // SIGTERM drains what is running, and a runner killed mid-execution loses nothing. Needs a server
 // database (the embedded one serves one process), so it runs in the TEST_DATABASE_URL pass.
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { exited, killAll, serviceRunnerEnv, startRunnerProcess } from '../helpers/runner-processes.ts';
 import { createTenant, startTestService, type Tenant, type TestService } from '../helpers/service.ts';
 import { deployWorkflow, pollJob } from '../helpers/workflows.ts';
 
@@ -17,37 +18,17 @@ let target: Server;
 let targetUrl: string;
 const runners: ChildProcess[] = [];
 
-function startRunner(): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['runner/main.ts'], {
-    env: {
-      ...process.env,
-      DATABASE_URL: svc.config.DATABASE_URL,
-      ENCRYPTION_KEY: (svc.config.ENCRYPTION_KEY as Buffer).toString('hex'),
+const startRunner = () =>
+  startRunnerProcess(
+    {
+      ...serviceRunnerEnv(svc),
       QUEUE_HEARTBEAT_SECONDS: '10',
       QUEUE_SUPERVISE_SECONDS: '1',
       HTTP_ALLOW_LIST: '127.0.0.1',
       RUNNER_CONCURRENCY: '8',
-      LOG_LEVEL: 'warn',
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  runners.push(child);
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout?.on('data', (d) => {
-      out += d;
-      if (out.includes('Runner started')) resolve(child);
-    });
-    child.once('exit', (code) => reject(new Error(`runner exited (${code}) before starting: ${out}`)));
-  });
-}
-
-const exited = (child: ChildProcess) =>
-  new Promise<{ code: number | null; signal: string | null }>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null)
-      resolve({ code: child.exitCode, signal: child.signalCode });
-    else child.once('exit', (code, signal) => resolve({ code, signal }));
-  });
+    runners,
+  );
 
 async function executeAsync(workflowId: string, inputs: Record<string, unknown>) {
   const res = await svc.call('POST', `/api/workflows/${workflowId}/execute`, {
@@ -74,10 +55,7 @@ describe.runIf(serverDatabase)('runner processes', () => {
     targetUrl = `http://127.0.0.1:${(target.address() as AddressInfo).port}/`;
   });
   afterEach(async () => {
-    for (const child of runners.splice(0)) {
-      child.kill('SIGKILL');
-      await exited(child);
-    }
+    await killAll(runners);
   });
   afterAll(async () => {
     target?.close();

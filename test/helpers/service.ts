@@ -62,7 +62,7 @@ export async function startTestService(
   const config = loadConfig({
     ADMIN_TOKEN,
     ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-    LOG_LEVEL: 'silent',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     DATA_DIR: dataDir,
     ...(tdb.url ? { DATABASE_URL: tdb.url } : {}),
     ...(env as Record<string, string>),

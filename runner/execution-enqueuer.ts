@@ -2,19 +2,35 @@
 // and rate limits, inserted, audited and sent to the runners together, in one transaction per
 // batch. Tokens and spend are judged inside it, so a refused or rolled-back request costs nothing
 // and an admitted one always exists with its job.
+
+import type { PgBoss } from 'pg-boss';
+import type { Config } from '../config.ts';
 import type { Actor } from '../db/audit-logs.ts';
 import { recordAudits } from '../db/audit-logs.ts';
 import { createBatcher } from '../db/batcher.ts';
+import type { Db, Queryable } from '../db/client.ts';
 import { insertExecutions, type NewExecution } from '../db/executions.ts';
 import { type Admission, admitExecutions, admitUnmetered, type BillingContext } from '../db/usage.ts';
-import { sendInTransaction } from '../runner/boss.ts';
-import { QUEUES } from '../runner/queues.ts';
-import type { ApiDeps } from './context.ts';
+import { sendInTransaction } from './boss.ts';
+import { QUEUES } from './queues.ts';
+
+export interface EnqueuerDeps {
+  db: Db;
+  config: Config;
+  queue: PgBoss;
+  /** Now, for rate limits and billing periods. */
+  clock: () => Date;
+}
 
 export interface ExecutionRequest {
   execution: NewExecution;
   ctx: BillingContext;
   actor: Actor;
+  /**
+   * False for runs an operator starts by hand (admin `executions.run`): they take no rate-limit
+   * token and are not refused at the spend limit; their cost is still recorded.
+   */
+  metered?: boolean;
 }
 
 export interface Enqueued {
@@ -23,19 +39,30 @@ export interface Enqueued {
   createdAt: Date | null;
 }
 
+/** Judges the metered requests in one statement and lets the others pass, answering in order. */
+async function admit(
+  tx: Queryable,
+  requests: ExecutionRequest[],
+  now: Date,
+  billingEnabled: boolean,
+): Promise<Admission[]> {
+  const ask = (r: ExecutionRequest) => ({ ctx: r.ctx, mode: r.execution.mode });
+  const metered = billingEnabled ? requests.filter((r) => r.metered !== false) : [];
+  const judged = metered.length ? await admitExecutions(tx, metered.map(ask), now) : [];
+  const verdicts = new Map(metered.map((r, i) => [r, judged[i] as Admission]));
+  return requests.map((r) => verdicts.get(r) ?? (admitUnmetered([ask(r)], now)[0] as Admission));
+}
+
 export function executionEnqueuer({
   db,
   config,
   queue,
   clock,
-}: Pick<ApiDeps, 'db' | 'config' | 'queue' | 'clock'>): (request: ExecutionRequest) => Promise<Enqueued> {
+}: EnqueuerDeps): (request: ExecutionRequest) => Promise<Enqueued> {
   return createBatcher((requests: ExecutionRequest[]) =>
     db.transaction(async (tx) => {
       const now = clock();
-      const asks = requests.map((r) => ({ ctx: r.ctx, mode: r.execution.mode }));
-      const admissions = config.BILLING_ENABLED
-        ? await admitExecutions(tx, asks, now)
-        : admitUnmetered(asks, now);
+      const admissions = await admit(tx, requests, now, config.BILLING_ENABLED);
       const admitted = requests.filter((_, i) => admissions[i]?.admitted);
       const executions = admitted.map((r) => r.execution);
       // Independent statements of one transaction: sent together, answered in one round trip.

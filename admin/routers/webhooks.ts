@@ -1,0 +1,43 @@
+// Admin: inbound webhooks. `create` and `rotateToken` answer the webhook's URL with its token, the
+// only time it is shown; `list` shows masked URLs and whether calls must be signed, never secrets.
+import { z } from 'zod';
+import { ADMIN_ACTOR } from '../../db/audit-logs.ts';
+import { createWebhook, deleteWebhook, listWebhooks, rotateWebhookToken } from '../../db/webhooks.ts';
+import { procedure, router } from '../trpc.ts';
+
+// An HMAC key shorter than this could be guessed offline from one signed call.
+const secret = z
+  .string()
+  .min(16, 'Use a secret of at least 16 characters')
+  .max(1024)
+  .describe('The HMAC-SHA256 key callers sign bodies with; unset: calls need no signature');
+
+export const webhooksRouter = router({
+  create: procedure
+    .input(
+      z.object({
+        workflowId: z.uuid(),
+        /** When given, the workflow must belong to it. */
+        workspaceId: z.uuid().optional(),
+        secret: secret.optional(),
+        mode: z.enum(['async', 'sync']).default('async'),
+      }),
+    )
+    .mutation(({ ctx, input }) => createWebhook(ctx.db, ctx.encryptionKey, ADMIN_ACTOR, input)),
+  list: procedure
+    .input(
+      z
+        .object({ workspaceId: z.uuid().optional(), workflowId: z.uuid().optional() })
+        .refine((f) => f.workspaceId !== undefined || f.workflowId !== undefined, {
+          message: 'Give workspaceId or workflowId',
+          path: ['workspaceId'],
+        }),
+    )
+    .query(({ ctx, input }) => listWebhooks(ctx.db, input)),
+  delete: procedure
+    .input(z.object({ id: z.uuid() }))
+    .mutation(({ ctx, input }) => deleteWebhook(ctx.db, ADMIN_ACTOR, input.id)),
+  rotateToken: procedure
+    .input(z.object({ id: z.uuid() }))
+    .mutation(({ ctx, input }) => rotateWebhookToken(ctx.db, ADMIN_ACTOR, input.id)),
+});

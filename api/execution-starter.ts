@@ -1,0 +1,112 @@
+// Starts executions for API callers (POST /api/workflows/{id}/execute, MCP tool calls) and waits
+// for sync results: runner/execution-starts.ts admits and enqueues; this adds the sync wait, which
+// is registered before the job exists so the runner's notice cannot come too early to be heard.
+import type { Context } from 'hono';
+import { ServiceError } from '../db/errors.ts';
+import { type DoneNotice, getExecution, jobRecord } from '../db/executions.ts';
+import { type Started as Enqueued, executionStarts, type StartRequest } from '../runner/execution-starts.ts';
+import type { ApiDeps } from './context.ts';
+import { rateLimitHeaders } from './middleware/rate-limit.ts';
+
+export interface Started extends Enqueued {
+  /** A sync execution's wait for its result; null for async or refused ones. */
+  wait: { done: Promise<DoneNotice | null> } | null;
+}
+
+export function executionStarter(deps: ApiDeps) {
+  const { db, config, waiter } = deps;
+  const enqueue = executionStarts(deps);
+
+  /** Authorises, checks the inputs against the deployed version and enqueues; throws 4xx. */
+  async function start(request: Omit<StartRequest, 'executionId'>): Promise<Started> {
+    const executionId = crypto.randomUUID();
+    const wait = request.mode === 'sync' ? waiter.wait(executionId, config.SYNC_WAIT_TIMEOUT_MS) : null;
+    try {
+      const started = await enqueue({ ...request, executionId });
+      if (!started.admission.admitted) wait?.cancel();
+      return { ...started, wait: started.admission.admitted ? wait : null };
+    } catch (err) {
+      wait?.cancel();
+      throw err;
+    }
+  }
+
+  /** The result of a finished execution read from its row; null while it is not finished. */
+  async function finishedRow(id: string): Promise<DoneNotice | null> {
+    const row = await getExecution(db, id);
+    if (!row || (row.status !== 'completed' && row.status !== 'failed')) return null;
+    return {
+      id,
+      status: row.status,
+      output: row.output,
+      error: row.error,
+      startedAt: (row.started_at ?? row.created_at).toISOString(),
+      endedAt: (row.ended_at ?? row.created_at).toISOString(),
+    };
+  }
+
+  /** Waits for a sync execution's result; null when it is still running after the wait. */
+  async function result(started: Started): Promise<DoneNotice | null> {
+    const notice = started.wait ? await started.wait.done : null;
+    // The notice carries the result unless it was too large for one; then the row has it.
+    if (notice && (notice.status === 'failed' || 'output' in notice)) return notice;
+    return finishedRow(started.executionId);
+  }
+
+  /**
+   * The answer of an execute call, as the spec shapes it: refused (402/429, with Retry-After), the
+   * 202 acknowledgement of an async execution, or a sync execution's result (202 with its job
+   * when it outlives the wait). Rate-limit headers go on every one of them.
+   */
+  async function answer(c: Context, started: Started, mode: 'sync' | 'async'): Promise<Response> {
+    const { executionId, admission, createdAt } = started;
+    if (config.BILLING_ENABLED) {
+      for (const [k, v] of Object.entries(rateLimitHeaders(admission.bucket))) c.header(k, v);
+    }
+    if (!admission.admitted) {
+      throw new ServiceError(admission.status, admission.error, {
+        ...(admission.status === 429
+          ? { headers: { 'Retry-After': String(Math.max(1, admission.bucket.retryAfterSeconds)) } }
+          : {}),
+      });
+    }
+    const limits = admission.limits;
+    if (mode === 'async') {
+      return c.json(
+        {
+          success: true,
+          taskId: executionId,
+          status: 'queued',
+          createdAt: (createdAt as Date).toISOString(),
+          links: { status: `/api/jobs/${executionId}` },
+          limits,
+        },
+        202,
+      );
+    }
+    const done = await result(started);
+    if (!done) {
+      // Still running: hand the caller the job to poll rather than hold the connection forever.
+      const row = await getExecution(db, executionId);
+      return c.json(
+        {
+          success: false,
+          error: 'The execution is still running: poll its job',
+          ...jobRecord(row, executionId),
+          limits,
+        },
+        202,
+      );
+    }
+    const metadata = {
+      duration: Date.parse(done.endedAt) - Date.parse(done.startedAt),
+      startTime: done.startedAt,
+      endTime: done.endedAt,
+    };
+    return done.status === 'completed'
+      ? c.json({ success: true, executionId, output: done.output, limits, metadata })
+      : c.json({ success: false, executionId, error: done.error, limits, metadata });
+  }
+
+  return { start, result, answer };
+}

@@ -1,0 +1,432 @@
+// What every part of the OpenAPI document shares: the error body, the response headers (request id,
+// rate limits, Retry-After, idempotency), example identifiers, and the helpers that build responses
+// and attach documentation (descriptions, examples) to the zod schemas the routes validate with.
+import type { OpenAPIRegistry, ResponseConfig } from '@asteasolutions/zod-to-openapi';
+import { z } from 'zod';
+
+/** Identifiers used across the examples, so one example's ids lead to another's. */
+export const EX = {
+  organizationId: '0b3e2f6a-5c1d-4e8f-9a7b-1c2d3e4f5a60',
+  userId: '1c4f3a7b-6d2e-4f90-8b8c-2d3e4f5a6b71',
+  workspaceId: '2d5a4b8c-7e3f-4a01-9c9d-3e4f5a6b7c82',
+  workflowId: '3e6b5c9d-8f4a-4b12-8dae-4f5a6b7c8d93',
+  executionId: '4f7c6dae-9a5b-4c23-9ebf-5a6b7c8d9ea4',
+  logId: '5a8d7ebf-ab6c-4d34-8fc0-6b7c8d9eafb5',
+  tableId: '6b9e8fc0-bc7d-4e45-90d1-7c8d9eafb0c6',
+  rowId: '7cafa0d1-cd8e-4f56-a1e2-8d9eafb0c1d7',
+  rowId2: '8db0b1e2-de9f-4067-b2f3-9eafb0c1d2e8',
+  fileId: '9ec1c2f3-efa0-4178-83a4-afb0c1d2e3f9',
+  folderId: 'afd2d3a4-f0b1-4289-94b5-b0c1d2e3f4a0',
+  knowledgeBaseId: 'b0e3e4b5-a1c2-439a-a5c6-c1d2e3f4a5b1',
+  documentId: 'c1f4f5c6-b2d3-44ab-86d7-d2e3f4a5b6c2',
+  auditLogId: 'd2a5a6d7-c3e4-45bc-97e8-e3f4a5b6c7d3',
+  apiKeyId: 'e3b6b7e8-d4f5-46cd-a8f9-f4a5b6c7d8e4',
+  requestId: '6f0d3c55-0b8a-4d0e-9a51-2f9e1d7c4b3a',
+  time: '2026-01-15T09:30:00.000Z',
+  later: '2026-01-15T09:30:00.412Z',
+  reset: '2026-01-15T09:31:00.000Z',
+} as const;
+
+/** Attaches documentation to a schema instance: metadata only, its validation is unchanged. */
+export function annotate<T extends z.ZodType>(schema: T, meta: Record<string, unknown>): T {
+  z.globalRegistry.add(schema, { ...z.globalRegistry.get(schema), ...meta });
+  return schema;
+}
+
+type AnyObject = z.ZodObject<z.ZodRawShape>;
+
+/** The object inside a schema that transforms or refines it (query schemas that parse dates). */
+export function objectOf(schema: z.ZodType): AnyObject {
+  let s: z.ZodType = schema;
+  while (s instanceof z.ZodPipe) s = s.in as z.ZodType;
+  if (!(s instanceof z.ZodObject)) throw new Error('Expected an object schema');
+  return s as AnyObject;
+}
+
+/** A whole number carried as text (validate.ts wholeNumberParam): a string piped into an integer. */
+function wholeNumberBounds(field: z.ZodType): { minimum?: number; maximum?: number } | null {
+  let s: z.ZodType = field;
+  while (s instanceof z.ZodOptional || s instanceof z.ZodDefault) s = s.unwrap() as z.ZodType;
+  if (!(s instanceof z.ZodPipe) || !(s.out instanceof z.ZodNumber)) return null;
+  const { minValue, maxValue } = s.out;
+  return {
+    ...(minValue !== null && Number.isSafeInteger(minValue) ? { minimum: minValue } : {}),
+    ...(maxValue !== null && Number.isSafeInteger(maxValue) ? { maximum: maxValue } : {}),
+  };
+}
+
+/**
+ * Documents the fields of a query, path or body schema. Whole numbers carried as text are shown as
+ * the integers they stand for (with their bounds and default), as clients send them.
+ */
+export function annotateFields(schema: z.ZodType, fields: Record<string, Record<string, unknown>>) {
+  const shape = objectOf(schema).shape;
+  for (const [name, meta] of Object.entries(fields)) {
+    const field = shape[name] as z.ZodType | undefined;
+    if (!field) throw new Error(`No field ${name} to document`);
+    const bounds = wholeNumberBounds(field);
+    const fallback = field instanceof z.ZodDefault ? { default: field._zod.def.defaultValue } : {};
+    annotate(field, bounds ? { type: 'integer', ...bounds, ...fallback, ...meta } : meta);
+  }
+  return schema;
+}
+
+// --- Errors ---------------------------------------------------------------------------------------
+
+export const fieldIssue = z
+  .object({
+    code: z.string().meta({ description: 'The zod issue code, e.g. invalid_type, too_small, custom' }),
+    path: z
+      .array(z.union([z.string(), z.number()]))
+      .meta({ description: 'Where the problem is: field names and array indexes' }),
+    message: z.string(),
+  })
+  .meta({ id: 'FieldIssue', description: 'One problem with one field of the request' });
+
+export const errorBody = z
+  .object({
+    error: z.string().meta({ description: 'What went wrong, for a person to read' }),
+    details: z
+      .array(fieldIssue)
+      .optional()
+      .meta({ description: 'On 400: the field issues (code, path, message)' }),
+    requestId: z
+      .string()
+      .optional()
+      .meta({ description: 'On 500: the request id, as logged (also in the X-Request-Id header)' }),
+  })
+  .meta({
+    id: 'Error',
+    description: 'Every error answer: `{error}`, with `details` on a 400 that names fields',
+  });
+
+export type ErrorStatus =
+  | 400
+  | 401
+  | 402
+  | 403
+  | 404
+  | 405
+  | 406
+  | 409
+  | 410
+  | 413
+  | 415
+  | 422
+  | 429
+  | 500
+  | 503;
+
+const ERROR_MEANING: Record<ErrorStatus, string> = {
+  400: 'Invalid request: read `details` for the field issues',
+  401: 'Missing, unknown or revoked API key',
+  402: 'Usage limit exceeded for the billing period',
+  403: 'The key may not do this',
+  404: 'Not found, or not in the reach of this key',
+  405: 'Method not allowed',
+  406: 'Not acceptable',
+  409: 'Conflict with the current state',
+  410: 'The answer to this Idempotency-Key was too large to keep: the work was done and is not repeated',
+  413: 'Too large',
+  415: 'Unsupported media type',
+  422: 'Idempotency-Key reused for a different request',
+  429: 'Rate limit exceeded: retry after `Retry-After` seconds',
+  500: 'Internal error: report the requestId',
+  503: 'Not ready',
+};
+
+const DEFAULT_ERROR: Partial<Record<ErrorStatus, z.infer<typeof errorBody>>> = {
+  401: { error: 'Missing API key: send it in the X-API-Key header' },
+  413: { error: 'Request body over 10485760 bytes' },
+  429: { error: 'Rate limit exceeded: 30 API requests per minute; retry in 2 s' },
+  500: { error: 'Internal server error', requestId: EX.requestId },
+};
+
+/** A 400 as validation reports it: one issue naming a field. */
+export const invalid = (
+  path: (string | number)[],
+  message: string,
+  code = 'custom',
+  error = 'Invalid request',
+) => ({
+  error,
+  details: [{ code, path, message }],
+});
+
+/** One error example: a bare message, or a whole body; several become named examples. */
+export type ErrorExample = string | z.infer<typeof errorBody>;
+
+/** An operation's error answers: each status with its example or examples. */
+export type ErrorCases = Partial<Record<ErrorStatus, ErrorExample | ErrorExample[]>>;
+
+// --- Headers --------------------------------------------------------------------------------------
+
+const header = (description: string, schema: Record<string, unknown>, example: unknown) => ({
+  description,
+  schema: { ...schema, example },
+});
+
+/** Registers the response headers as components; responses refer to them. */
+export function registerHeaders(registry: OpenAPIRegistry) {
+  registry.registerComponent('headers', 'X-Request-Id', {
+    ...header(
+      'The id of this request, as logged; send it when reporting a problem',
+      { type: 'string' },
+      EX.requestId,
+    ),
+    required: true,
+  });
+  registry.registerComponent(
+    'headers',
+    'X-RateLimit-Limit',
+    header(
+      'Requests per minute of the bucket this request drew from or shows (when billing is enabled)',
+      { type: 'integer' },
+      30,
+    ),
+  );
+  registry.registerComponent(
+    'headers',
+    'X-RateLimit-Remaining',
+    header('Whole requests that would pass now', { type: 'integer' }, 59),
+  );
+  registry.registerComponent(
+    'headers',
+    'X-RateLimit-Reset',
+    header('When the bucket is full again, in Unix seconds', { type: 'integer' }, 1768469460),
+  );
+  registry.registerComponent(
+    'headers',
+    'Retry-After',
+    header('Seconds to wait before one more request would pass', { type: 'integer', minimum: 1 }, 2),
+  );
+  registry.registerComponent(
+    'headers',
+    'Idempotent-Replayed',
+    header(
+      'Present (true) when this is the stored answer to an earlier request with the same Idempotency-Key',
+      { type: 'string', enum: ['true'] },
+      'true',
+    ),
+  );
+}
+
+const ref = (name: string) => ({ $ref: `#/components/headers/${name}` });
+/** The header every answer carries. */
+export const REQUEST_ID = { 'X-Request-Id': ref('X-Request-Id') };
+const RATE_LIMIT = {
+  'X-RateLimit-Limit': ref('X-RateLimit-Limit'),
+  'X-RateLimit-Remaining': ref('X-RateLimit-Remaining'),
+  'X-RateLimit-Reset': ref('X-RateLimit-Reset'),
+};
+
+/** Response headers written out (not as a zod object). */
+type HeadersObject = Exclude<ResponseConfig['headers'], z.ZodType | undefined>;
+
+/**
+ * How an operation meets the rate limits, which decides the headers its answers carry (when billing
+ * is enabled): `api` draws from the /api/v1 bucket before the route runs, so the route's answers
+ * show it; `shown` shows that bucket without drawing (job polls, usage figures); `execute` judges its
+ * sync or async bucket as it admits the execution, so only admitted runs, 402 and 429 show it.
+ */
+export type Metering = 'none' | 'api' | 'shown' | 'execute';
+
+export interface Answer {
+  description: string;
+  schema: z.ZodType;
+  example?: unknown;
+  /** Several named examples instead of one. */
+  examples?: Record<string, { summary: string; value: unknown }>;
+  /** Media type; JSON unless said. */
+  mediaType?: string;
+}
+
+/** A success response. */
+export function ok(
+  answer: Answer,
+  metering: Metering,
+  extra: { idempotent?: boolean; headers?: HeadersObject } = {},
+): ResponseConfig {
+  return {
+    description: answer.description,
+    headers: {
+      ...REQUEST_ID,
+      ...(metering !== 'none' ? RATE_LIMIT : {}),
+      ...(extra.idempotent ? { 'Idempotent-Replayed': ref('Idempotent-Replayed') } : {}),
+      ...extra.headers,
+    },
+    content: {
+      [answer.mediaType ?? 'application/json']: {
+        schema: answer.schema,
+        ...(answer.example !== undefined ? { example: answer.example } : {}),
+        ...(answer.examples ? { examples: answer.examples } : {}),
+      },
+    },
+  };
+}
+
+/**
+ * The error responses of an operation, each with its examples (the messages the service really
+ * gives in that case). 401 and 500 are added to every authenticated operation.
+ */
+export function errors(
+  cases: ErrorCases,
+  options: {
+    metering: Metering;
+    authenticated?: boolean;
+    meanings?: Partial<Record<ErrorStatus, string>>;
+    /** The statuses that carry Retry-After: 429 always; 409 where an Idempotency-Key is in flight. */
+    retryAfter?: ErrorStatus[];
+  },
+): Record<string, ResponseConfig> {
+  const all: ErrorCases = {
+    ...cases,
+    ...(options.authenticated === false
+      ? {}
+      : { 401: cases[401] ?? [DEFAULT_ERROR[401] as ErrorExample, { error: 'Invalid or revoked API key' }] }),
+    500: cases[500] ?? (DEFAULT_ERROR[500] as ErrorExample),
+  };
+  const out: Record<string, ResponseConfig> = {};
+  for (const key of Object.keys(all)
+    .map(Number)
+    .sort((a, b) => a - b) as ErrorStatus[]) {
+    const given = all[key];
+    const list = (Array.isArray(given) ? given : [given ?? (DEFAULT_ERROR[key] as ErrorExample)]).map((e) =>
+      typeof e === 'string' ? { error: e } : e,
+    );
+    const rated =
+      options.metering === 'execute'
+        ? key === 402 || key === 429
+        : options.metering !== 'none' && key !== 401 && key !== 500;
+    out[key] = {
+      description: options.meanings?.[key] ?? ERROR_MEANING[key],
+      headers: {
+        ...REQUEST_ID,
+        ...(rated ? RATE_LIMIT : {}),
+        ...(key === 429 || options.retryAfter?.includes(key) ? { 'Retry-After': ref('Retry-After') } : {}),
+        ...(key === 410 ? { 'Idempotent-Replayed': ref('Idempotent-Replayed') } : {}),
+      },
+      content: {
+        'application/json':
+          list.length === 1
+            ? { schema: errorBody, example: list[0] }
+            : {
+                schema: errorBody,
+                examples: Object.fromEntries(
+                  list.map((e, i) => [`case${i + 1}`, { summary: e.error, value: e }]),
+                ),
+              },
+      },
+    };
+  }
+  return out;
+}
+
+// --- Request pieces -------------------------------------------------------------------------------
+
+/** A JSON request body with its example (or named examples). */
+export function jsonBody(
+  schema: z.ZodType,
+  example: unknown,
+  more: { description?: string; examples?: Record<string, { summary: string; value: unknown }> } = {},
+) {
+  return {
+    required: true,
+    ...(more.description ? { description: more.description } : {}),
+    content: {
+      'application/json': {
+        schema,
+        ...(more.examples ? { examples: more.examples } : { example }),
+      },
+    },
+  };
+}
+
+/** A path parameter that must be a UUID (the routes answer 400 naming it otherwise). */
+export const uuidPath = (name: string, description: string, example: string) =>
+  z.object({ [name]: z.uuid().meta({ description, example }) });
+
+/** The Idempotency-Key request header of the operations that do work a retry must not repeat. */
+export const idempotencyHeaders = z.object({
+  'Idempotency-Key': z
+    .string()
+    .regex(/^[\x20-\x7e]{1,255}$/)
+    .optional()
+    .meta({
+      description:
+        'Makes a retry safe: 1 to 255 printable ASCII characters, unique per request. The same key with ' +
+        'the same request within 24 hours replays the first answer (with `Idempotent-Replayed: true`, ' +
+        'taking no rate-limit token) instead of doing the work again. The same key for another request ' +
+        'is a 422; while the first request is still in flight, a 409 with Retry-After.',
+      example: 'order-7fa3-retry-1',
+    }),
+});
+
+const asList = (v: ErrorExample | ErrorExample[] | undefined): ErrorExample[] =>
+  v === undefined ? [] : Array.isArray(v) ? v : [v];
+
+/** An operation's error cases with those an Idempotency-Key adds (pass `retryAfter: [409]` too). */
+export function withIdempotency(cases: ErrorCases): ErrorCases {
+  return {
+    ...cases,
+    400: [
+      ...asList(cases[400]),
+      {
+        error: 'Invalid Idempotency-Key header',
+        details: [
+          {
+            code: 'invalid_format',
+            path: ['Idempotency-Key'],
+            message: 'Must be 1 to 255 printable ASCII characters',
+          },
+        ],
+      },
+    ],
+    409: [
+      ...asList(cases[409]),
+      'A request with this Idempotency-Key is still in progress: retry once it has been answered',
+    ],
+    410:
+      'The request with this Idempotency-Key was answered 200 at 2026-01-15T09:30:00.000Z, but its answer ' +
+      '(2097152 bytes) was too large to keep for replays; the work was done and is not repeated. Look its ' +
+      'result up (an execution is listed by GET /api/v1/logs), or send a new key to do it again',
+    422: [
+      'This Idempotency-Key was used with a different request body: send a new key for a new request',
+      'This Idempotency-Key was used for POST /api/v1/files: send a new key for a new request',
+    ],
+  };
+}
+
+/** The page of a cursor-paged list. */
+export const cursorParam = 'The `nextCursor` of the previous page';
+
+/** The 403s of a request that names a workspace it needs read access to. */
+export const READ_DENIED = [
+  'You do not have access to this workspace',
+  'This workspace key belongs to another workspace',
+  'Personal API keys are disabled in this workspace; use a workspace key',
+];
+
+/** The 403s of a request that names a workspace it needs write access to. */
+export const WRITE_DENIED = [
+  'This action needs write permission on the workspace',
+  'The workspace is archived',
+  ...READ_DENIED,
+];
+
+/**
+ * The 403s of a request for a resource found by its own id that needs write access (a key that
+ * cannot act in the resource's workspace at all gets a 404 instead: it learns nothing).
+ */
+export const RESOURCE_WRITE_DENIED = [
+  'This action needs write permission on the workspace',
+  'The workspace is archived',
+  'Personal API keys are disabled in this workspace; use a workspace key',
+];
+
+/** The 429 of the /api/v1 bucket. */
+export const API_RATE_LIMITED = 'Rate limit exceeded: 30 API requests per minute; retry in 2 s';
+
+/** The `{success: true, data}` envelope of the /api/v1 answers. */
+export const envelope = <S extends z.ZodRawShape>(data: S) =>
+  z.object({ success: z.literal(true), data: z.object(data) });

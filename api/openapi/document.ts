@@ -1,0 +1,108 @@
+// Builds the OpenAPI 3.1 document of the public API from the zod schemas the routes validate with:
+// each resource file registers its paths; this module adds the security scheme and shared parts and
+// generates the document once per process.
+import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
+import { z } from 'zod';
+import { errors, ok, registerHeaders } from './components.ts';
+import { registerFiles } from './files.ts';
+import { registerHealth } from './health.ts';
+import { registerJobs } from './jobs.ts';
+import { registerKnowledge } from './knowledge.ts';
+import { registerLogs } from './logs.ts';
+import { registerMcp } from './mcp.ts';
+import { registerTables } from './tables.ts';
+import { registerUsageLimits } from './usage-limits.ts';
+import { registerWebhooks } from './webhooks.ts';
+import { registerWorkflows } from './workflows.ts';
+import { registerWorkspaces } from './workspaces.ts';
+
+export const API_KEY_SCHEME = 'ApiKeyAuth';
+
+const DESCRIPTION = `Workflow execution and jobs, knowledge bases, tables, files and docs, workspaces,
+execution and audit logs, usage limits.
+
+**Authentication**: every \`/api\` request carries an API key (\`sk-service-…\`) in the \`X-API-Key\`
+header. A personal key acts for its user in the workspaces that user can reach (where the workspace
+allows personal keys); a workspace key acts only in its workspace. Inbound webhooks
+(\`/api/webhooks/{token}\`) take no key: their URL's token, and a signature, authenticate them.
+
+**Errors** are \`{"error": "…"}\`, with \`details\` (the field issues: \`code\`, \`path\`, \`message\`) on a
+400 that names fields. Every response carries \`X-Request-Id\`.
+
+**Rate limits** are token buckets per billed subject: sync executions, async executions, and the
+\`/api/v1\` requests apart. Answers carry \`X-RateLimit-Limit\` (per minute), \`X-RateLimit-Remaining\`
+and \`X-RateLimit-Reset\` (Unix seconds); a 429 carries \`Retry-After\` (seconds).`;
+
+/** The registry holding every documented operation (the tests walk its definitions). */
+export function buildRegistry(): OpenAPIRegistry {
+  const registry = new OpenAPIRegistry();
+  registry.registerComponent('securitySchemes', API_KEY_SCHEME, {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-API-Key',
+    description: 'An API key: `sk-service-` and 32 characters. Personal or workspace-scoped.',
+  });
+  registerHeaders(registry);
+  registerWorkflows(registry);
+  registerWebhooks(registry);
+  registerJobs(registry);
+  registerUsageLimits(registry);
+  registerKnowledge(registry);
+  registerTables(registry);
+  registerFiles(registry);
+  registerWorkspaces(registry);
+  registerLogs(registry);
+  registerMcp(registry);
+  registerHealth(registry);
+  registry.registerPath({
+    method: 'get',
+    path: '/api/openapi.json',
+    operationId: 'getOpenApiDocument',
+    tags: ['Service'],
+    summary: 'This OpenAPI document',
+    description: 'The OpenAPI 3.1 document of this API. No API key needed. The reference page is at /docs.',
+    security: [],
+    responses: {
+      200: ok(
+        {
+          description: 'The document',
+          schema: z.looseObject({ openapi: z.string(), info: z.looseObject({}), paths: z.looseObject({}) }),
+        },
+        'none',
+      ),
+      ...errors({}, { metering: 'none', authenticated: false }),
+    },
+  });
+  return registry;
+}
+
+export function generateDocument(registry = buildRegistry()) {
+  return new OpenApiGeneratorV31(registry.definitions).generateDocument({
+    openapi: '3.1.0',
+    info: { title: 'Workflow service API', version: '1.0.0', description: DESCRIPTION },
+    security: [{ [API_KEY_SCHEME]: [] }],
+    tags: [
+      { name: 'Workflows', description: 'Execute deployed workflows and poll their jobs' },
+      { name: 'Webhooks', description: 'Inbound webhooks: a secret URL that runs a workflow' },
+      { name: 'Usage', description: 'Rate limits, spend and storage' },
+      { name: 'Knowledge', description: 'Knowledge bases, their documents, and search' },
+      { name: 'Tables', description: 'Tables with typed columns, and their rows' },
+      { name: 'Files', description: 'Workspace files' },
+      { name: 'Docs', description: 'Workspace files by folder and lifecycle' },
+      { name: 'Workspaces', description: 'Create workspaces' },
+      { name: 'Logs', description: 'Execution logs and audit logs' },
+      { name: 'MCP', description: "A workspace's deployed workflows as MCP tools" },
+      { name: 'Service', description: 'Liveness, readiness, and this document' },
+    ],
+  });
+}
+
+export type OpenApiDocument = ReturnType<typeof generateDocument>;
+
+let cached: OpenApiDocument | undefined;
+
+/** The document, generated on first use and kept: the schemas do not change while the process runs. */
+export function openApiDocument(): OpenApiDocument {
+  cached ??= generateDocument();
+  return cached;
+}

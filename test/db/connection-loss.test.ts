@@ -1,0 +1,120 @@
+// The server closing a connection under us (a restart, a failover, pg_terminate_backend) must cost
+// the statements on that connection and nothing else: no uncaught exception that ends the process,
+// no pooled connection that hangs every later query, no reserve() that never resolves. postgres.js
+// 3.4.9 did all three (patches/postgres+3.4.9.patch); pg-boss's maintenance runs on reserved
+// connections and every store on transactions, so each case here took a runner down or stalled it.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Db, openPostgres, type Queryable } from '../../db/client.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
+
+let tdb: TestDatabase;
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+});
+afterAll(() => tdb.close());
+
+const POOL = 2;
+
+/**
+ * Settles within ms or says it hung: a hang is the failure these tests look for. Wrap a statement at
+ * once: a rejection nobody handles yet is an unhandled rejection, which fails the run.
+ */
+const within = <T>(promise: Promise<T>, ms = 5_000) =>
+  Promise.race([
+    promise.then(
+      (value) => ({ value }),
+      (error: { code?: string; message: string }) => ({ error: error.code ?? error.message }),
+    ),
+    new Promise<{ hung: true }>((resolve) => setTimeout(() => resolve({ hung: true }), ms)),
+  ]);
+
+const backendPid = async (q: Queryable) =>
+  (await q.query<{ pid: number }>('select pg_backend_pid() as pid'))[0]?.pid as number;
+
+/** Terminates the server process of the connection running the statement that contains marker. */
+async function terminateRunning(marker: string) {
+  for (let i = 0; i < 200; i++) {
+    const rows = await tdb.db.query<{ pid: number }>(
+      `select pid from pg_stat_activity
+        where query like '%' || $1 || '%' and state = 'active' and pid <> pg_backend_pid()`,
+      [marker],
+    );
+    if (rows[0]) {
+      await tdb.db.query('select pg_terminate_backend($1)', [rows[0].pid]);
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`no running statement with ${marker}`);
+}
+
+/** Every connection of the pool answers: as many concurrent statements as it has connections. */
+async function expectWholePool(db: Db) {
+  const answers = await Promise.all(
+    Array.from({ length: POOL * 2 }, (_, i) =>
+      within(db.query<{ n: number }>('select $1::int as n, pg_sleep(0.05)', [i])),
+    ),
+  );
+  expect(answers.map((a) => ('value' in a ? a.value[0]?.n : a))).toEqual(
+    Array.from({ length: POOL * 2 }, (_, i) => i),
+  );
+}
+
+describe.runIf(process.env.TEST_DATABASE_URL)('a connection the server closes', () => {
+  let db: Db;
+  beforeAll(() => {
+    db = openPostgres(tdb.url as string, { max: POOL });
+  });
+  afterAll(() => db.close());
+
+  it('fails the transaction on it with CONNECTION_CLOSED, and the pool carries on', async () => {
+    let pid: number | undefined;
+    const tx = within(
+      db.transaction(async (t) => {
+        pid = await backendPid(t);
+        await t.query("select pg_sleep(5), 'tx-victim'");
+      }),
+    );
+    await terminateRunning('tx-victim');
+    // The transaction's own ROLLBACK lands on the closed connection: it must be refused, not written.
+    expect(await tx).toEqual({ error: 'CONNECTION_CLOSED' });
+    expect(pid).toEqual(expect.any(Number));
+    await expectWholePool(db);
+  });
+
+  it('fails a statement on a reserved connection, and its release leaves the pool whole', async () => {
+    // script() reserves a connection (pg-boss's maintenance takes this path).
+    const script = within(db.script("select 1; select pg_sleep(5), 'reserved-victim'"));
+    await terminateRunning('reserved-victim');
+    expect(await script).toEqual({ error: 'CONNECTION_CLOSED' });
+    await expectWholePool(db);
+  });
+
+  it('gives a waiting reserve() a connection when the one it waited for is closed', async () => {
+    const single = openPostgres(tdb.url as string, { max: 1 });
+    try {
+      const busy = within(single.query("select pg_sleep(5), 'queued-victim'"));
+      // Queued behind the busy statement: the pool has no other connection to reserve.
+      const queued = within(single.script('select 42 as n'));
+      await terminateRunning('queued-victim');
+      expect(await busy).toEqual({ error: 'CONNECTION_CLOSED' });
+      expect(await queued).toEqual({ value: [{ n: 42 }] });
+      expect(await within(single.query<{ n: number }>('select 7 as n'))).toEqual({ value: [{ n: 7 }] });
+    } finally {
+      await single.close();
+    }
+  });
+
+  it('recovers every connection when all of them are closed at once', async () => {
+    const running = Array.from({ length: POOL }, (_, i) =>
+      within(db.transaction((t) => t.query(`select pg_sleep(5), 'mass-victim-${i}'`))),
+    );
+    for (let i = 0; i < POOL; i++) await terminateRunning(`mass-victim-${i}`);
+    for (const tx of running) expect(await tx).toEqual({ error: 'CONNECTION_CLOSED' });
+    await expectWholePool(db);
+  });
+});
+
+describe.skipIf(process.env.TEST_DATABASE_URL)('a connection the server closes (embedded PGlite)', () => {
+  it.skip('has no server connections to lose: runs in the TEST_DATABASE_URL pass', () => {});
+});

@@ -1,0 +1,438 @@
+// SQL metacharacters in every place input meets SQL: table and column names, row values, filters
+// and sorts (query, bulk update, delete by filter), knowledge tag names, tag filter values and search
+// queries, file names and workspace names. Each is stored and answered verbatim, or refused with a
+// 400 `{error, details?}`: never executed, never a 500, and a refusal changes nothing.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { upload } from '../api/files-helpers.ts';
+import { ingest } from '../api/knowledge-helpers.ts';
+import {
+  type ApiResponse,
+  createTenant,
+  startTestService,
+  type Tenant,
+  type TestService,
+} from '../helpers/service.ts';
+import { fingerprint } from './fuzz-helpers.ts';
+
+/** SQL metacharacters and classic injections; none has leading or trailing blanks (names are trimmed). */
+const EVIL = [
+  "'",
+  "O'Brien",
+  '";--',
+  '$1',
+  '$$x$$',
+  '\\',
+  'a\\',
+  '%',
+  '_',
+  '%_\\%',
+  ') or 1=1 --',
+  "' or '1'='1",
+  "'); drop table users; --",
+  '\u2018quoted\u2019 \u201cdouble\u201d \u02bc',
+  '*/ select 1 /*',
+  '\\x00',
+  '${1}',
+  ':name ?',
+];
+/** Text Postgres cannot hold (NUL, a lone surrogate): refused with a 400, never a 500. */
+const NUL = ['a\u0000b', '\u0000', 'x\ud800y'];
+
+let svc: TestService;
+let tenant: Tenant;
+let key: string;
+let workspaceId: string;
+
+beforeAll(async () => {
+  svc = await startTestService({}, { runner: true });
+  tenant = await createTenant(svc.admin, { plan: 'enterprise' });
+  await svc.admin.quotas.set.mutate({
+    orgId: tenant.org.id,
+    api: { requestsPerMinute: 1_000_000, maxBurst: 1_000_000 },
+  });
+  key = tenant.key;
+  workspaceId = tenant.workspace.id;
+}, 60_000);
+
+afterAll(async () => {
+  console.log(`injection: ${sent} requests sent`);
+  await svc?.close();
+});
+
+/** Requests sent, for the report. */
+let sent = 0;
+const call = (method: string, path: string, body?: unknown, query?: Record<string, string | number>) => {
+  sent++;
+  return svc.call(method, path, {
+    key,
+    ...(body !== undefined ? { body } : {}),
+    ...(query ? { query } : {}),
+  });
+};
+
+function expect400(res: ApiResponse, what: string) {
+  expect(res.status, `${what}: ${JSON.stringify(res.body).slice(0, 300)}`).toBe(400);
+  expect(typeof res.body.error).toBe('string');
+  expect(Object.keys(res.body).every((k) => k === 'error' || k === 'details')).toBe(true);
+}
+
+function expect200(res: ApiResponse, what: string) {
+  expect(res.status, `${what}: ${JSON.stringify(res.body).slice(0, 300)}`).toBe(200);
+}
+
+/** Runs fn and asserts it left every stored row as it was. */
+async function unchanged(fn: () => Promise<void>) {
+  const before = await fingerprint(svc);
+  await fn();
+  expect(await fingerprint(svc)).toEqual(before);
+}
+
+describe('tables', () => {
+  let tableId: string;
+  /** The id of the row holding each EVIL value in `s` (and as key and value in `j`). */
+  const rowOf = new Map<string, string>();
+  const rows = `/api/v1/tables/{id}/rows`;
+  const rowsPath = () => rows.replace('{id}', tableId);
+
+  beforeAll(async () => {
+    const res = await call('POST', '/api/v1/tables', {
+      workspaceId,
+      name: 'evil',
+      description: EVIL.join(' '),
+      schema: {
+        columns: [
+          { name: 's', type: 'string', unique: true },
+          { name: 'j', type: 'json' },
+          { name: 'n', type: 'number' },
+        ],
+      },
+    });
+    expect200(res, 'create');
+    expect(res.body.data.table.description).toBe(EVIL.join(' '));
+    tableId = res.body.data.table.id;
+  });
+
+  it('stores table names verbatim', async () => {
+    for (const [i, evil] of EVIL.entries()) {
+      const res = await call('POST', '/api/v1/tables', {
+        workspaceId,
+        name: `${evil}${i}`,
+        schema: { columns: [{ name: 'a', type: 'string' }] },
+      });
+      expect200(res, `table ${JSON.stringify(evil)}`);
+      expect(res.body.data.table.name).toBe(`${evil}${i}`);
+      const back = await call('GET', `/api/v1/tables/${res.body.data.table.id}`, undefined, { workspaceId });
+      expect(back.body.data.table.name).toBe(`${evil}${i}`);
+    }
+  });
+
+  it('refuses metacharacters in column names, and unstorable table names, changing nothing', async () => {
+    await unchanged(async () => {
+      for (const nul of NUL) {
+        const table = await call('POST', '/api/v1/tables', {
+          workspaceId,
+          name: nul,
+          schema: { columns: [{ name: 'a', type: 'string' }] },
+        });
+        expect400(table, `table ${JSON.stringify(nul)}`);
+      }
+      // Names of the column pattern (`_`) are valid; every other one is refused.
+      for (const evil of [...EVIL, ...NUL].filter((e) => !/^[a-z_][a-z0-9_]*$/.test(e))) {
+        const column = await call('POST', '/api/v1/tables', {
+          workspaceId,
+          name: 'ok_name',
+          schema: { columns: [{ name: evil, type: 'string' }] },
+        });
+        expect400(column, `column ${JSON.stringify(evil)}`);
+        const drop = await call('DELETE', `/api/v1/tables/${tableId}/columns`, {
+          workspaceId,
+          columnName: evil,
+        });
+        expect(drop.status, `drop column ${JSON.stringify(evil)}`).toBeGreaterThanOrEqual(400);
+        expect(drop.status).toBeLessThan(500);
+      }
+    });
+  });
+
+  it('stores row values (and JSON keys) verbatim', async () => {
+    for (const [i, evil] of EVIL.entries()) {
+      const res = await call('POST', rowsPath(), {
+        workspaceId,
+        data: { s: evil, j: { [evil]: evil }, n: i },
+      });
+      expect200(res, `insert ${JSON.stringify(evil)}`);
+      expect(res.body.data.row.data).toEqual({ s: evil, j: { [evil]: evil }, n: i });
+      rowOf.set(evil, res.body.data.row.id);
+      const back = await call('GET', `${rowsPath()}/${res.body.data.row.id}`, undefined, { workspaceId });
+      expect200(back, 'get row');
+      expect(back.body.data.row.data).toEqual({ s: evil, j: { [evil]: evil }, n: i });
+    }
+  });
+
+  it('refuses NUL in row values, changing nothing', async () => {
+    await unchanged(async () => {
+      for (const nul of NUL) {
+        expect400(await call('POST', rowsPath(), { workspaceId, data: { s: nul } }), 'NUL value');
+        expect400(await call('POST', rowsPath(), { workspaceId, data: { j: { [nul]: 1 } } }), 'NUL key');
+      }
+    });
+  });
+
+  const query = (filter: unknown, sort?: unknown) =>
+    call('GET', rowsPath(), undefined, {
+      workspaceId,
+      limit: 1000,
+      filter: JSON.stringify(filter),
+      ...(sort !== undefined ? { sort: JSON.stringify(sort) } : {}),
+    });
+
+  it('matches filter values literally: eq, in, contains, startsWith, endsWith', async () => {
+    for (const evil of EVIL) {
+      const eq = await query({ s: evil });
+      expect200(eq, `eq ${JSON.stringify(evil)}`);
+      expect(eq.body.data.rows.map((r: { id: string }) => r.id)).toEqual([rowOf.get(evil)]);
+      const inList = await query({ s: { in: [evil] } });
+      expect(inList.body.data.rows.map((r: { id: string }) => r.id)).toEqual([rowOf.get(evil)]);
+      for (const [op, holds] of [
+        ['contains', (s: string) => s.includes(evil)],
+        ['startsWith', (s: string) => s.startsWith(evil)],
+        ['endsWith', (s: string) => s.endsWith(evil)],
+      ] as const) {
+        const res = await query({ s: { [op]: evil } });
+        expect200(res, `${op} ${JSON.stringify(evil)}`);
+        const expected = EVIL.filter(holds)
+          .map((s) => rowOf.get(s))
+          .sort();
+        expect(res.body.data.rows.map((r: { id: string }) => r.id).sort(), `${op} ${evil}`).toEqual(expected);
+      }
+    }
+  });
+
+  it('refuses metacharacters as filter columns, operators and sort columns or directions', async () => {
+    await unchanged(async () => {
+      for (const evil of [...EVIL, ...NUL]) {
+        expect400(await query({ [evil]: 'x' }), `filter column ${JSON.stringify(evil)}`);
+        expect400(await query({ s: { [evil]: 'x' } }), `filter operator ${JSON.stringify(evil)}`);
+        expect400(await query({ s: 'x' }, [{ column: evil }]), `sort column ${JSON.stringify(evil)}`);
+        expect400(
+          await query({ s: 'x' }, [{ column: 's', direction: evil }]),
+          `sort direction ${JSON.stringify(evil)}`,
+        );
+        expect400(
+          await call('PUT', rowsPath(), { workspaceId, filter: { [evil]: 'x' }, data: { n: 1 } }),
+          `update filter column ${JSON.stringify(evil)}`,
+        );
+        expect400(
+          await call('PUT', rowsPath(), { workspaceId, filter: { s: 'x' }, data: { [evil]: 1 } }),
+          `update data column ${JSON.stringify(evil)}`,
+        );
+        expect400(
+          await call('DELETE', rowsPath(), { workspaceId, filter: { [evil]: 'x' } }),
+          `delete filter column ${JSON.stringify(evil)}`,
+        );
+      }
+      for (const nul of NUL) expect400(await query({ s: { contains: nul } }), 'NUL filter value');
+    });
+  });
+
+  it('bulk-updates and deletes exactly the rows a literal filter matches', async () => {
+    for (const evil of EVIL) {
+      const res = await call('PUT', rowsPath(), {
+        workspaceId,
+        filter: { s: evil },
+        data: { j: [evil, 'updated'] },
+      });
+      expect200(res, `update ${JSON.stringify(evil)}`);
+      expect(res.body.data.updatedCount).toBe(1);
+      const back = await call('GET', `${rowsPath()}/${rowOf.get(evil)}`, undefined, { workspaceId });
+      expect(back.body.data.row.data.j).toEqual([evil, 'updated']);
+    }
+    // '%' and '_' match literally: only the rows that contain them go.
+    const expected = EVIL.filter((s) => s.includes('%'));
+    const del = await call('DELETE', rowsPath(), { workspaceId, filter: { s: { contains: '%' } } });
+    expect200(del, 'delete %');
+    expect(del.body.data.deletedCount).toBe(expected.length);
+    const left = await query({ n: { gte: 0 } });
+    expect(left.body.data.rows.map((r: { data: { s: string } }) => r.data.s).sort()).toEqual(
+      EVIL.filter((s) => !s.includes('%')).sort(),
+    );
+  });
+});
+
+describe('workspaces', () => {
+  it('stores names verbatim', async () => {
+    for (const evil of EVIL) {
+      const res = await call('POST', '/api/v1/workspaces', { name: evil });
+      expect(res.status, `${evil}: ${JSON.stringify(res.body)}`).toBeLessThan(300);
+      expect(res.body.data.workspace.name).toBe(evil);
+    }
+  });
+
+  it('refuses NUL in a name, changing nothing', async () => {
+    await unchanged(async () => {
+      for (const nul of NUL) expect400(await call('POST', '/api/v1/workspaces', { name: nul }), 'NUL name');
+    });
+  });
+});
+
+describe('any JSON body or query string', () => {
+  it('refuses NUL or an unpaired surrogate anywhere (values and keys, any depth) with the path, changing nothing', async () => {
+    const id = await svc.admin.workflows.create.mutate({
+      workspaceId,
+      name: 'echo',
+      definition: {
+        inputs: { note: { type: 'object' } },
+        blocks: [{ id: 'r', type: 'response', data: '<start.note>' }],
+        edges: [],
+      },
+    });
+    await svc.admin.workflows.deploy.mutate({ id: id.id });
+    await unchanged(async () => {
+      for (const nul of NUL) {
+        // Workflow inputs are stored as jsonb, which refuses both.
+        const deep = await call('POST', `/api/workflows/${id.id}/execute`, {
+          inputs: { note: { list: ['ok', { [`k${nul}`]: 1 }] } },
+        });
+        expect400(deep, 'NUL in a nested key');
+        expect(deep.body.details[0].path).toEqual(['inputs', 'note', 'list', 1, `k${nul}`]);
+        const value = await call('POST', `/api/workflows/${id.id}/execute`, { inputs: { note: { v: nul } } });
+        expect400(value, 'NUL in a nested value');
+        expect(value.body.details[0].path).toEqual(['inputs', 'note', 'v']);
+        expect400(
+          await call('GET', '/api/v1/logs', undefined, { workspaceId, triggers: nul }),
+          'NUL in a query',
+        );
+      }
+    });
+  });
+});
+
+describe('files', () => {
+  it('stores file names verbatim', async () => {
+    for (const [i, evil] of EVIL.entries()) {
+      const name = `${evil}${i}.txt`;
+      const res = await upload(svc, key, { workspaceId, name, content: Buffer.from(`file ${i}`) });
+      expect(res.status, `${name}: ${JSON.stringify(res.body)}`).toBe(200);
+      expect(res.body.data.file.name ?? res.body.data.name).toBe(name);
+    }
+    const list = await call('GET', '/api/v1/files', undefined, { workspaceId });
+    expect200(list, 'list files');
+    const names = JSON.stringify(list.body);
+    for (const [i, evil] of EVIL.entries())
+      expect(names).toContain(JSON.stringify(`${evil}${i}.txt`).slice(1, -1));
+  });
+
+  it('refuses NUL in a file name, changing nothing', async () => {
+    await unchanged(async () => {
+      // Multipart names travel as UTF-8 bytes, so a lone surrogate cannot be sent: NUL alone here.
+      for (const nul of NUL.filter((n) => n.includes('\u0000'))) {
+        const res = await upload(svc, key, { workspaceId, name: `${nul}.txt` });
+        expect(res.status, JSON.stringify(res.body)).toBe(400);
+        expect(typeof res.body.error).toBe('string');
+      }
+    });
+  });
+});
+
+describe('knowledge', () => {
+  it('stores knowledge base names and descriptions verbatim, refusing unstorable text', async () => {
+    const kb = await svc.admin.knowledge.create.mutate({ workspaceId, name: 'plain' });
+    for (const evil of EVIL) {
+      const res = await call('PUT', `/api/v1/knowledge/${kb.id}`, {
+        workspaceId,
+        name: evil,
+        description: evil,
+      });
+      expect200(res, `kb ${JSON.stringify(evil)}`);
+      expect(res.body.data.knowledgeBase ?? res.body.data).toMatchObject({ name: evil, description: evil });
+    }
+    await unchanged(async () => {
+      for (const nul of NUL) {
+        expect400(await call('PUT', `/api/v1/knowledge/${kb.id}`, { workspaceId, name: nul }), 'kb name');
+        expect400(
+          await call('PUT', `/api/v1/knowledge/${kb.id}`, { workspaceId, description: nul }),
+          'kb description',
+        );
+      }
+    });
+  });
+
+  let kbId: string;
+  const TAGS = ["'", '";--', '\\', '%', '_', '%_\\%'];
+
+  beforeAll(async () => {
+    const kb = await svc.admin.knowledge.create.mutate({ workspaceId, name: "kb'; --" });
+    kbId = kb.id as string;
+    for (const name of TAGS)
+      await svc.admin.knowledge.defineTag.mutate({ knowledgeBaseId: kbId, name, type: 'text' });
+    const doc = await ingest(svc, key, kbId, {
+      workspaceId,
+      name: "it's 100%_done.txt",
+      content: 'A short note about sourdough bread and quotes.',
+    });
+    expect(doc.processingStatus, doc.processingError ?? '').toBe('completed');
+    // Each tag holds its own name as its value.
+    await svc.admin.knowledge.setDocumentTags.mutate({
+      documentId: doc.id,
+      tags: Object.fromEntries(TAGS.map((t) => [t, t])),
+    });
+  }, 60_000);
+
+  const search = (body: Record<string, unknown>) =>
+    call('POST', '/api/v1/knowledge/search', { workspaceId, knowledgeBaseIds: [kbId], ...body });
+
+  it('matches tag names and values literally', async () => {
+    for (const tag of TAGS) {
+      const eq = await search({ tagFilters: [{ tagName: tag, operator: 'eq', value: tag }] });
+      expect200(eq, `eq ${tag}`);
+      expect(eq.body.data.results).toHaveLength(1);
+      const contains = await search({ tagFilters: [{ tagName: tag, operator: 'contains', value: tag }] });
+      expect(contains.body.data.results).toHaveLength(1);
+      // A value that is the tag with a wildcard-looking suffix must not match.
+      for (const op of ['eq', 'starts_with', 'contains']) {
+        const miss = await search({ tagFilters: [{ tagName: tag, operator: op, value: `${tag}%_x` }] });
+        expect200(miss, `${op} ${tag}%_x`);
+        expect(miss.body.data.results, `${op} ${tag}`).toHaveLength(0);
+      }
+    }
+    // '%' and '_' are not wildcards: no tag value contains '_%'.
+    const wild = await search({ tagFilters: [{ tagName: '%', operator: 'contains', value: '_%' }] });
+    expect(wild.body.data.results).toHaveLength(0);
+  });
+
+  it('refuses unknown tag names and NUL values; searches any query text', async () => {
+    await unchanged(async () => {
+      for (const evil of EVIL.filter((e) => !TAGS.includes(e))) {
+        const res = await search({ tagFilters: [{ tagName: evil, operator: 'eq', value: 'x' }] });
+        expect400(res, `tag ${evil}`);
+      }
+      for (const nul of NUL) {
+        const res = await search({ tagFilters: [{ tagName: TAGS[0], operator: 'eq', value: nul }] });
+        expect(res.status, JSON.stringify(res.body)).toBeLessThan(500);
+        if (res.status !== 200) expect400(res, 'NUL tag value');
+      }
+      for (const evil of [...EVIL, ...NUL]) {
+        for (const searchMode of ['vector', 'hybrid']) {
+          const res = await search({ query: evil, searchMode });
+          expect(
+            res.status,
+            `${searchMode} ${JSON.stringify(evil)}: ${JSON.stringify(res.body)}`,
+          ).toBeLessThan(500);
+          if (res.status !== 200) expect400(res, `query ${JSON.stringify(evil)}`);
+        }
+        const docs = await call('GET', `/api/v1/knowledge/${kbId}/documents`, undefined, {
+          workspaceId,
+          search: evil,
+        });
+        expect(
+          docs.status,
+          `documents search ${JSON.stringify(evil)}: ${JSON.stringify(docs.body)}`,
+        ).toBeLessThan(500);
+        if (docs.status === 200) {
+          const expected = "it's 100%_done.txt".toLowerCase().includes(evil.toLowerCase()) ? 1 : 0;
+          expect(docs.body.data.documents, `documents search ${JSON.stringify(evil)}`).toHaveLength(expected);
+        } else expect400(docs, 'documents search');
+      }
+    });
+  });
+});
