@@ -1,9 +1,9 @@
 // The function pool: runs user-written function code (function blocks, condition expressions) in a
 // Piscina worker-thread pool, each task in a fresh sandbox (runner/workers/function.ts). This side owns
 // what a sandbox cannot do for itself: the memory limits (worker `resourceLimits` for the V8 heap, a poll
-// of each busy worker's ArrayBuffer memory, which lives outside that heap), the backstop that terminates
-// a worker stuck where vm's timeout cannot reach, cancellation, and admission, so that a task only starts
-// its clock once a thread is free for it.
+// of each busy worker's ArrayBuffer memory, which lives outside that heap), the time limit of a run that
+// never returns to the worker's event loop (by terminating that worker), cancellation, and admission, so
+// that a task only starts its clock once a thread is free for it.
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import { parseAllowList } from './blocks/network-guard.ts';
@@ -52,14 +52,18 @@ export interface FunctionPoolOptions {
 }
 
 const WORKER_URL = new URL('./workers/function.ts', import.meta.url).href;
-// Room for a worker to start and load before a task runs; the backstop exists for hangs, not for timing.
-const BACKSTOP_MARGIN_MS = 1000;
+// Room for a worker to start and load its module before it starts a task.
+const START_MARGIN_MS = 1000;
+// How far past its limit a started task runs before its worker is stopped. A task waiting on host work
+// ends at its limit through the worker's own timer; only a run that never returns (a loop, an endless
+// promise chain, native code) needs the pool, and this margin lets the worker's timer win when it can.
+const STOP_GRACE_MS = 100;
 // Threads above minThreads stay a while after a burst: starting one costs tens of milliseconds.
 const IDLE_TIMEOUT_MS = 30_000;
 const DEFAULT_MEMORY_MB = 128;
 const MEMORY_POLL_MS = 25;
 // Timers (and vm's timeout) take at most a signed 32-bit number of milliseconds.
-const MAX_TIMEOUT_MS = 2 ** 31 - 1 - BACKSTOP_MARGIN_MS;
+const MAX_TIMEOUT_MS = 2 ** 31 - 1 - START_MARGIN_MS;
 // Layout of WorkerData.slots, per slot: [thread id, external memory at task start in KiB].
 const SLOT_FIELDS = 2;
 
@@ -70,10 +74,15 @@ export function createFunctionPool(options: FunctionPoolOptions = {}): FunctionP
   const minThreads = Math.min(Math.max(0, options.minThreads ?? 1), maxThreads);
   const memoryMb = options.memoryMb ?? DEFAULT_MEMORY_MB;
   const slotTable = new Int32Array(new SharedArrayBuffer(maxThreads * SLOT_FIELDS * 4));
+  const startTable = new BigInt64Array(new SharedArrayBuffer(maxThreads * 8));
   const httpAllowList = [...(options.httpAllowList ?? [])];
   // Each worker parses the list again; a bad entry is reported here, not as every task failing.
   parseAllowList(httpAllowList);
-  const workerData: WorkerData = { slots: slotTable.buffer as SharedArrayBuffer, httpAllowList };
+  const workerData: WorkerData = {
+    slots: slotTable.buffer as SharedArrayBuffer,
+    startedAt: startTable.buffer as SharedArrayBuffer,
+    httpAllowList,
+  };
   const piscina = new Piscina<WorkerTask, WorkerOutcome>({
     filename: WORKER_URL,
     minThreads,
@@ -126,7 +135,20 @@ export function createFunctionPool(options: FunctionPoolOptions = {}): FunctionP
       stopped ??= reason;
       controller.abort();
     };
-    const backstop = setTimeout(() => stop('timeout'), task.timeoutMs + BACKSTOP_MARGIN_MS);
+    Atomics.store(startTable, task.slot, 0n);
+    // The time limit runs from when the worker starts the task (it may be a fresh worker still loading).
+    const deadline = () => {
+      const startedAt = Number(Atomics.load(startTable, task.slot));
+      return startedAt > 0
+        ? startedAt + task.timeoutMs + STOP_GRACE_MS
+        : performance.timeOrigin + started + task.timeoutMs + START_MARGIN_MS;
+    };
+    const watch = () => {
+      const left = deadline() - (performance.timeOrigin + performance.now());
+      if (left <= 0) stop('timeout');
+      else backstop = setTimeout(watch, left);
+    };
+    let backstop = setTimeout(watch, task.timeoutMs + STOP_GRACE_MS);
     const onCancel = () => stop('cancelled');
     signal?.addEventListener('abort', onCancel, { once: true });
     Atomics.store(slotTable, task.slot * SLOT_FIELDS, 0);
@@ -159,8 +181,8 @@ function stoppedMessage(
   timeoutMs: number,
   memoryMb: number,
 ): string {
-  if (stopped === 'timeout')
-    return `Function exceeded its time limit of ${timeoutMs} ms (its worker was stopped)`;
+  // The same words as when the worker's own timer ends a waiting function: the user need not know which.
+  if (stopped === 'timeout') return `Function exceeded its time limit of ${timeoutMs} ms`;
   if (stopped === 'cancelled') return 'Function execution was cancelled';
   if (stopped === 'memory' || (error as { code?: unknown }).code === 'ERR_WORKER_OUT_OF_MEMORY') {
     return `Function exceeded its memory limit of ${memoryMb} MB`;

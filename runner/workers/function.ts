@@ -6,19 +6,22 @@
 // `process`) is ever reachable from user code.
 //
 // How user code is kept on a leash:
-// - Every piece of user code runs inside `script.runInContext(..., { timeout })`: the first run starts the
-//   function, and later "pump" runs (an empty script) drain the context's own microtask queue
-//   (`microtaskMode: 'afterEvaluate'`), so synchronous loops and endless promise chains both hit vm's timeout.
+// - Every piece of user code runs inside `script.runInContext(...)`: the first run starts the function, and
+//   later "pump" runs (an empty script) drain the context's own microtask queue (`microtaskMode:
+//   'afterEvaluate'`), so synchronous loops and endless promise chains both keep this thread inside a run.
+// - A function waiting on host work (timers, fetch) ends at its time limit through this thread's own
+//   timer. A run that never returns is stopped by the pool, which terminates this worker once the task has
+//   been running past its limit (the task's start time is shared with it through `WorkerData.startedAt`).
+//   vm's own `timeout` option is not used: it starts a watchdog thread on every call, which measured about
+//   half the cost of a short function.
 // - The host only ever calls into the context through promise resolving functions (V8 built-ins) with
 //   primitive arguments, then pumps; it never calls a user function or reads a user object directly.
-// - What vm's timeout cannot stop, and memory, are the pool's job (AbortSignal backstop, worker
-//   `resourceLimits`, a poll of ArrayBuffer memory): see runner/pool.ts.
+// - Memory is the pool's job too (worker `resourceLimits`, a poll of ArrayBuffer memory): see runner/pool.ts.
 import { webcrypto } from 'node:crypto';
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { stripTypeScriptTypes } from 'node:module';
 import { Readable } from 'node:stream';
-import { types } from 'node:util';
 import { getHeapStatistics } from 'node:v8';
 import vm from 'node:vm';
 import { threadId, workerData } from 'node:worker_threads';
@@ -52,6 +55,12 @@ export interface WorkerTask {
  */
 export interface WorkerData {
   slots: SharedArrayBuffer;
+  /**
+   * Per admission slot, when the worker started that slot's task (BigInt64: milliseconds since the epoch,
+   * from `performance.timeOrigin + performance.now()`, comparable across threads); the pool times its
+   * backstop from it, so that a task's limit never includes a fresh worker's start-up.
+   */
+  startedAt: SharedArrayBuffer;
   /**
    * The operator's HTTP allow-list (configuration HTTP_ALLOW_LIST), as in the http block: destinations
    * that the sandbox's fetch may reach although they are loopback, private, link-local… Parsed once per worker.
@@ -311,12 +320,18 @@ let current: Execution | null = null;
 const slotTable = (workerData as WorkerData | undefined)?.slots
   ? new Int32Array((workerData as WorkerData).slots)
   : null;
+const startTable = (workerData as WorkerData | undefined)?.startedAt
+  ? new BigInt64Array((workerData as WorkerData).startedAt)
+  : null;
 
 function registerSlot(slot: number): void {
   const at = slot * SLOT_FIELDS;
   if (!slotTable || !Number.isInteger(slot) || at < 0 || at + SLOT_FIELDS > slotTable.length) return;
   Atomics.store(slotTable, at + 1, Math.floor(getHeapStatistics().external_memory / 1024));
   Atomics.store(slotTable, at, threadId);
+  if (startTable && slot < startTable.length) {
+    Atomics.store(startTable, slot, BigInt(Math.ceil(performance.timeOrigin + performance.now())));
+  }
 }
 
 function createExecution(task: WorkerTask, resolve: (outcome: WorkerOutcome) => void): Execution {
@@ -354,19 +369,17 @@ function run(execution: Execution, script: vm.Script): void {
   runInContext(execution, script);
 }
 
-/** Runs a script in the execution's context under vm's timeout, then checks whether the function ended. */
+/** Runs a script in the execution's context (unless its time is up), then checks whether the function ended. */
 function runInContext(execution: Execution, script: vm.Script): void {
-  const timeout = Math.ceil(execution.deadline - performance.now());
-  if (timeout <= 0) {
+  if (execution.deadline <= performance.now()) {
     finishTimedOut(execution);
     return;
   }
   try {
-    script.runInContext(execution.context, { timeout });
-  } catch (error) {
+    script.runInContext(execution.context);
+  } catch {
     // Only the host can throw here: neither the entry call nor a microtask drain lets user errors escape.
-    if (isScriptTimeout(error)) finishTimedOut(execution);
-    else finish(execution, { ok: false, error: 'Function execution failed inside the sandbox', logs: [] });
+    finish(execution, { ok: false, error: 'Function execution failed inside the sandbox', logs: [] });
     return;
   }
   if (!execution.done && execution.pending === 0) {
@@ -409,10 +422,6 @@ function finish(execution: Execution, outcome: WorkerOutcome): void {
   execution.keys.clear();
   if (execution.logsDropped) execution.logs.push('[console output truncated]');
   execution.resolve({ ...outcome, logs: execution.logs });
-}
-
-function isScriptTimeout(error: unknown): boolean {
-  return types.isNativeError(error) && (error as { code?: unknown }).code === 'ERR_SCRIPT_EXECUTION_TIMEOUT';
 }
 
 function rejectDynamicImport(): never {

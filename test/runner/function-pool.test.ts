@@ -578,11 +578,33 @@ describe('limits', () => {
     expect(soloFine).toMatchObject({ ok: true, value: 8 });
   });
 
-  it('terminates a worker stuck in native code that vm timeouts cannot interrupt', async () => {
-    // A typed array's sort runs to completion inside V8 (seconds for 30M doubles): vm's timeout fires but
-    // cannot interrupt it, so the pool's AbortSignal backstop (time limit + 1 s) stops the worker. The
-    // array is filled by copying (fast) so that the sort starts well within the time limit. Its own pool,
-    // with room for the 240 MB array.
+  it('leaves other executions unharmed by a loop that never returns, whose worker is stopped', async () => {
+    const loop = task('while (true) {}', { timeoutMs: 300 });
+    const normal = task('await new Promise((r) => setTimeout(r, 20)); return inputs.n * 2', {
+      scope: { inputs: { n: 4 } },
+      timeoutMs: 300,
+    });
+    const [stuck, fine] = await Promise.all([pool.run(loop), pool.run(normal)]);
+    expect(stuck).toMatchObject({ ok: false, error: 'Function exceeded its time limit of 300 ms' });
+    expect(fine).toMatchObject({ ok: true, value: 8 });
+    // One thread: the next task waits for the loop, then runs on the replacement worker with its whole
+    // limit, however long that worker took to start.
+    const [soloStuck, soloFine, soloAfter] = await Promise.all([
+      solo.run(loop),
+      solo.run(normal),
+      solo.run(normal),
+    ]);
+    expect(soloStuck).toMatchObject({ ok: false, error: 'Function exceeded its time limit of 300 ms' });
+    expect([soloFine, soloAfter]).toMatchObject([
+      { ok: true, value: 8 },
+      { ok: true, value: 8 },
+    ]);
+  });
+
+  it('terminates a worker stuck in native code', async () => {
+    // A typed array's sort runs to completion inside V8 (seconds for 30M doubles) and never returns to the
+    // worker's event loop, so the pool stops the worker. The array is filled by copying (fast) so that the
+    // sort starts well within the time limit. Its own pool, with room for the 240 MB array.
     const roomy = createFunctionPool({ minThreads: 1, maxThreads: 1, memoryMb: 512 });
     const code = `const a = new Float64Array(3e7);
       for (let i = 0; i < 65536; i++) a[i] = Math.imul(i, 2654435761);
@@ -592,7 +614,7 @@ describe('limits', () => {
     try {
       expect(await roomy.run(task(code, { timeoutMs: 500 }))).toMatchObject({
         ok: false,
-        error: 'Function exceeded its time limit of 500 ms (its worker was stopped)',
+        error: 'Function exceeded its time limit of 500 ms',
       });
       await expectHealthy(roomy);
     } finally {
