@@ -329,9 +329,12 @@ function registerSlot(slot: number): void {
   if (!slotTable || !Number.isInteger(slot) || at < 0 || at + SLOT_FIELDS > slotTable.length) return;
   Atomics.store(slotTable, at + 1, Math.floor(getHeapStatistics().external_memory / 1024));
   Atomics.store(slotTable, at, threadId);
-  if (startTable && slot < startTable.length) {
-    Atomics.store(startTable, slot, BigInt(Math.ceil(performance.timeOrigin + performance.now())));
-  }
+}
+
+/** Tells the pool when this slot's task started its clock: the pool's deadline is the worker's. */
+function markStarted(slot: number, now: number): void {
+  if (!startTable || !Number.isInteger(slot) || slot < 0 || slot >= startTable.length) return;
+  Atomics.store(startTable, slot, BigInt(Math.floor(performance.timeOrigin + now)));
 }
 
 function createExecution(task: WorkerTask, resolve: (outcome: WorkerOutcome) => void): Execution {
@@ -340,9 +343,11 @@ function createExecution(task: WorkerTask, resolve: (outcome: WorkerOutcome) => 
     microtaskMode: 'afterEvaluate',
     importModuleDynamically: rejectDynamicImport,
   });
+  const now = performance.now();
+  markStarted(task.slot, now);
   const execution: Execution = {
     timeoutMs: task.timeoutMs,
-    deadline: performance.now() + task.timeoutMs,
+    deadline: now + task.timeoutMs,
     context,
     contextTypeError: (context as { TypeError: TypeErrorConstructor }).TypeError,
     logs: [],
