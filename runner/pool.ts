@@ -62,7 +62,7 @@ const STOP_GRACE_MS = 100;
 const IDLE_TIMEOUT_MS = 30_000;
 const DEFAULT_MEMORY_MB = 128;
 const MEMORY_POLL_MS = 25;
-// Timers (and vm's timeout) take at most a signed 32-bit number of milliseconds.
+// Timers take at most a signed 32-bit number of milliseconds.
 const MAX_TIMEOUT_MS = 2 ** 31 - 1 - START_MARGIN_MS;
 // Layout of WorkerData.slots, per slot: [thread id, external memory at task start in KiB].
 const SLOT_FIELDS = 2;

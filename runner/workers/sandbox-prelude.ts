@@ -1297,7 +1297,7 @@ export function sandboxPrelude(host: Bridge, options: PreludeOptions): void {
 
   // Built-ins removed from the sandbox:
   // - FinalizationRegistry: the engine runs its callbacks from a host task, outside any pump and so outside
-  //   vm's timeout; one that loops would hang the worker after the task ended.
+  //   any task's time limit; one that loops would hang the worker after the task ended.
   // - SharedArrayBuffer and WebAssembly (whose shared memories are SharedArrayBuffers): shared memory is not
   //   counted in a worker's external memory, so the pool's memory limit could not see it grow. Function
   //   code cannot import modules, so it has little use for either.
