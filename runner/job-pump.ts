@@ -16,7 +16,10 @@ export interface PumpOptions<T> {
   concurrency: number;
   handle(job: Job<T>): Promise<void>;
   log: Logger;
+  /** How often the queue is looked at without a wake-up (retries due by time, missed notices). */
   pollMs?: number;
+  /** How often the jobs in hand are marked alive (tests shorten it). */
+  heartbeatMs?: number;
 }
 
 export interface Pump {
@@ -30,7 +33,13 @@ export async function startPump<T>(o: PumpOptions<T>): Promise<Pump> {
   let stopping = false;
   let fetching = false;
   let wakeAgain = false;
+  // Whether jobs may be waiting that no wake-up will announce: the last fetch came back full, or a
+  // wake-up came while every slot was taken. Only then does a finished job pull in more; otherwise
+  // each finished job would cost a fetch that finds nothing (with a steady trickle of sync
+  // executions, most of them), while a new job's own wake-up starts it at once anyway.
+  let backlog = true;
   const refillBatch = Math.max(1, Math.floor(o.concurrency / 4));
+  const settle = serialLane();
 
   const fill = async () => {
     if (fetching) {
@@ -41,10 +50,16 @@ export async function startPump<T>(o: PumpOptions<T>): Promise<Pump> {
     try {
       do {
         wakeAgain = false;
-        while (!stopping && inFlight.size < o.concurrency) {
-          const jobs = await o.boss.fetch<T>(o.queue, { batchSize: o.concurrency - inFlight.size });
-          if (jobs.length === 0) break;
+        while (!stopping) {
+          const free = o.concurrency - inFlight.size;
+          if (free <= 0) {
+            backlog = true;
+            break;
+          }
+          const jobs = await o.boss.fetch<T>(o.queue, { batchSize: free });
           for (const job of jobs) inFlight.set(job.id, run(job));
+          backlog = jobs.length === free;
+          if (!backlog) break;
         }
       } while (wakeAgain && !stopping);
     } catch (err) {
@@ -56,7 +71,7 @@ export async function startPump<T>(o: PumpOptions<T>): Promise<Pump> {
 
   // Jobs that end together are completed together, in one call.
   const complete = createBatcher(async (ids: string[]) => {
-    await o.boss.complete(o.queue, ids);
+    await settle(() => o.boss.complete(o.queue, ids));
     return ids.map(() => undefined);
   });
 
@@ -67,12 +82,13 @@ export async function startPump<T>(o: PumpOptions<T>): Promise<Pump> {
     } catch (err) {
       // Unexpected (the handler records workflow failures itself): let pg-boss retry the job.
       o.log.error('job failed', { queue: o.queue, jobId: job.id, err });
-      await o.boss.fail(o.queue, job.id, { message: (err as Error).message }).catch(() => {});
+      await settle(() => o.boss.fail(o.queue, job.id, { message: (err as Error).message })).catch(() => {});
     } finally {
       inFlight.delete(job.id);
       // Pulling backlog one job per finished job would cost a fetch per job: refill once a batch of
-      // slots is free (or the pump ran dry). New jobs still start at once: their wake-up fills.
-      if (!stopping && (inFlight.size === 0 || o.concurrency - inFlight.size >= refillBatch)) void fill();
+      // slots is free (or the pump ran dry).
+      const room = inFlight.size === 0 || o.concurrency - inFlight.size >= refillBatch;
+      if (!stopping && backlog && room) void fill();
     }
   };
 
@@ -84,11 +100,11 @@ export async function startPump<T>(o: PumpOptions<T>): Promise<Pump> {
   // seconds, well inside the shortest heartbeat pg-boss allows (10 s), whatever a job was sent with.
   const heartbeat = setInterval(() => {
     if (inFlight.size) {
-      void o.boss
-        .touch(o.queue, [...inFlight.keys()])
-        .catch((err) => o.log.warn('heartbeat failed', { err }));
+      void settle(() => o.boss.touch(o.queue, [...inFlight.keys()])).catch((err) =>
+        o.log.warn('heartbeat failed', { err }),
+      );
     }
-  }, HEARTBEAT_MS);
+  }, o.heartbeatMs ?? HEARTBEAT_MS);
   void fill();
 
   return {
@@ -103,5 +119,20 @@ export async function startPump<T>(o: PumpOptions<T>): Promise<Pump> {
       await Promise.race([drained, new Promise((r) => setTimeout(r, timeoutMs).unref())]);
       clearInterval(heartbeat);
     },
+  };
+}
+
+/**
+ * Runs the calls given to it one after another. A heartbeat marks every job in hand, and a
+ * completion a batch of them: run at the same time, the two statements lock the same job rows in
+ * whatever order each one's plan visits them, and Postgres breaks the deadlock by failing one (a
+ * completion failed so would send a finished job round again). One at a time, they never collide.
+ */
+function serialLane() {
+  let tail: Promise<unknown> = Promise.resolve();
+  return <R>(call: () => Promise<R>): Promise<R> => {
+    const result = tail.then(call, call);
+    tail = result.catch(() => {});
+    return result;
   };
 }
