@@ -22,8 +22,21 @@ export interface Queryable {
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
 }
 
+/** One statement of a list run together (see Db.atomically). */
+export interface Statement {
+  text: string;
+  params?: readonly unknown[];
+}
+
 export interface Db extends Queryable {
   readonly backend: 'postgres' | 'pglite';
+  /**
+   * Runs the statements in order as one transaction, sent to a server together with its BEGIN and
+   * COMMIT: one round trip and one commit, where a transaction of awaited statements costs a round
+   * trip each and two more. Answers each statement's rows; when one fails, none of them is committed
+   * and its error is thrown. For statements that do not depend on each other's answers.
+   */
+  atomically(statements: readonly Statement[]): Promise<Row[][]>;
   /** Subscribes to a NOTIFY channel; resolves to the unsubscribe function. */
   listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
   notify(channel: string, payload: string): Promise<void>;
@@ -56,6 +69,14 @@ export function wrapPglite(pg: PGlite): Db {
     },
     script: async (text) => (await pg.exec(text)).flatMap((r) => r.rows as Row[]),
     transaction: (fn) => pg.transaction((tx) => fn(pgliteTransaction(tx))),
+    // In process there is no round trip to save: an ordinary transaction.
+    atomically: (statements) =>
+      pg.transaction(async (tx) => {
+        const results: Row[][] = [];
+        for (const s of statements)
+          results.push((await tx.query<Row>(s.text, (s.params ?? []) as unknown[])).rows);
+        return results;
+      }),
     listen: async (channel, onPayload) => {
       const unlisten = await pg.listen(channel, onPayload);
       return () => unlisten();
@@ -135,6 +156,26 @@ export function openPostgres(url: string, options: { max?: number } = {}): Db {
     },
     transaction: async (fn) =>
       (await sql.begin((tx) => fn(postgresTransaction(tx)))) as Awaited<ReturnType<typeof fn>>,
+    atomically: async (statements) => {
+      const conn = await sql.reserve();
+      try {
+        // Queries issued in one turn of the event loop leave in one write, and the server answers
+        // them in order. A statement after a failed one fails too, and the COMMIT of a failed
+        // transaction rolls it back: the first error is the one to report.
+        // (postgres.js sends a query once it is awaited or executed: each is sent as it is made.)
+        const sent = [
+          conn.unsafe('begin').execute(),
+          ...statements.map((s) => run<Row>(conn, s.text, s.params ?? [])),
+          conn.unsafe('commit').execute(),
+        ];
+        const settled = await Promise.allSettled(sent);
+        const failed = settled.find((r) => r.status === 'rejected');
+        if (failed) throw failed.reason;
+        return settled.slice(1, -1).map((r) => (r as PromiseFulfilledResult<Row[]>).value);
+      } finally {
+        conn.release();
+      }
+    },
     listen: async (channel, onPayload) => {
       const sub = await sql.listen(channel, onPayload);
       return () => sub.unlisten();
@@ -161,7 +202,7 @@ const shouldPrepare = (text: string) => {
 };
 
 const run = async <T>(
-  exec: postgres.Sql | postgres.TransactionSql,
+  exec: postgres.Sql | postgres.TransactionSql | postgres.ReservedSql,
   text: string,
   params: readonly unknown[],
 ) =>

@@ -2,7 +2,7 @@
 // runner that lost its job (expiry, crash) can never overwrite the result of the one that took over.
 // Finishing notifies EXECUTION_DONE_CHANNEL in the same statement, so a waiter that hears it always
 // finds the final row.
-import type { Queryable } from './client.ts';
+import type { Queryable, Row, Statement } from './client.ts';
 import { invalidField } from './errors.ts';
 
 export const EXECUTION_DONE_CHANNEL = 'execution_done';
@@ -156,16 +156,31 @@ export interface DoneNotice {
 // Postgres caps a NOTIFY payload at 8000 bytes.
 const MAX_NOTICE_BYTES = 7900;
 
+/** A result to record: the execution, the attempt that produced it, and its outcome. */
+export interface FinishedExecution {
+  id: string;
+  attempt: number;
+  outcome: ExecutionOutcome;
+}
+
 /**
  * Records results whose `attempt` still holds its execution, adds their cost to their billed
  * subjects' spend for the period they ended in, and notifies waiters: one statement for the whole
  * batch, so spend never misses nor double-counts a run. Returns the ids recorded; an id missing
  * lost its execution to another attempt.
  */
-export async function finishExecutions(
-  db: Queryable,
-  results: { id: string; attempt: number; outcome: ExecutionOutcome }[],
-): Promise<Set<string>> {
+export async function finishExecutions(db: Queryable, results: FinishedExecution[]): Promise<Set<string>> {
+  const { text, params } = finishStatement(results);
+  return recordedIds(await db.query(text, params));
+}
+
+/** The ids a finishStatement's rows say were recorded. */
+export function recordedIds(rows: Row[]): Set<string> {
+  return new Set(rows.map((r) => r.id as string));
+}
+
+/** finishExecutions as a statement, to run in a list with others (Db.atomically). */
+export function finishStatement(results: FinishedExecution[]): Statement {
   const cols = {
     id: [] as string[],
     attempt: [] as number[],
@@ -191,8 +206,8 @@ export async function finishExecutions(
     cols.endedAt.push(outcome.endedAt.toISOString());
     cols.notice.push(notice(id, outcome, output));
   }
-  const rows = await db.query<{ id: string }>(
-    `with input as (
+  return {
+    text: `with input as (
        select * from unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
          $8::timestamptz[], $9::text[], $11::numeric[])
          as t(id, attempt, status, output, error, trace, cost, ended_at, notice, cost_total)),
@@ -209,7 +224,7 @@ export async function finishExecutions(
        on conflict (subject, period_start) do update
          set cost = u.cost + excluded.cost, executions = u.executions + excluded.executions, updated_at = now())
      select id, pg_notify($10, notice) from done`,
-    [
+    params: [
       cols.id,
       cols.attempt,
       cols.status,
@@ -222,8 +237,7 @@ export async function finishExecutions(
       EXECUTION_DONE_CHANNEL,
       cols.costTotal,
     ],
-  );
-  return new Set(rows.map((r) => r.id));
+  };
 }
 
 function notice(id: string, outcome: ExecutionOutcome, output: string | null): string {

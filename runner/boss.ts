@@ -1,7 +1,7 @@
 // pg-boss on whichever backend is active: its own pool for a server, the PGlite adapter when
 // embedded. Creates the queues with the retry, heartbeat and dead-letter policy runners rely on.
 import { CLOCK_OVERRIDE_SETTING, type Clock, fromPglite, type JobInsert, PgBoss } from 'pg-boss';
-import type { Db, Queryable } from '../db/client.ts';
+import type { Db, Queryable, Statement } from '../db/client.ts';
 import type { Logger } from '../logger.ts';
 import { QUEUES, WAKE_CHANNEL } from './queues.ts';
 
@@ -125,4 +125,37 @@ export async function sendInTransaction(
     ),
     tx.query('select pg_notify($1, $2)', [WAKE_CHANNEL, queue]),
   ]);
+}
+
+/** A fetched job's attempt: settling it by this leaves the job alone once another attempt holds it. */
+export interface JobAttempt {
+  id: string;
+  retryCount: number;
+}
+
+/**
+ * pg-boss's own statement completing these jobs (each fenced to the attempt it was fetched in), to be
+ * run with statements of ours (Db.atomically) rather than in a round trip and a commit of its own.
+ * pg-boss builds it as it builds every completion; the database handed to it keeps it unrun.
+ */
+export async function completeJobsStatement(
+  boss: PgBoss,
+  queue: string,
+  jobs: JobAttempt[],
+): Promise<Statement> {
+  let statement: Statement | undefined;
+  const keep = {
+    async executeSql(text: string, values?: unknown[]) {
+      statement = { text, params: values ?? [] };
+      return { rows: [{ count: 0, ids: [] }] };
+    },
+  };
+  await boss.complete(
+    queue,
+    jobs.map(({ id, retryCount }) => ({ id, retryCount })),
+    null,
+    { db: keep },
+  );
+  if (!statement) throw new Error(`pg-boss built no statement to complete jobs of ${queue}`);
+  return statement;
 }

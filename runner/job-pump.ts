@@ -5,6 +5,7 @@ import type { Job, PgBoss } from 'pg-boss';
 import { createBatcher } from '../db/batcher.ts';
 import type { Db } from '../db/client.ts';
 import type { Logger } from '../logger.ts';
+import type { JobAttempt } from './boss.ts';
 import { WAKE_CHANNEL } from './queues.ts';
 
 const HEARTBEAT_MS = 3000;
@@ -14,7 +15,15 @@ export interface PumpOptions<T> {
   db: Db;
   queue: string;
   concurrency: number;
+  /** Handles a job; the pump completes it once this resolves (unless `handlerCompletes`). */
   handle(job: Job<T>): Promise<void>;
+  /**
+   * The handler completes each job itself, in statements of its own run through `settle`; the pump
+   * still fails a job whose handler throws.
+   */
+  handlerCompletes?: boolean;
+  /** The lane the jobs' settling statements take (a handler that completes its jobs shares it). */
+  settle?: SettleLane;
   log: Logger;
   /** How often the queue is looked at without a wake-up (retries due by time, missed notices). */
   pollMs?: number;
@@ -29,7 +38,7 @@ export interface Pump {
 }
 
 export async function startPump<T>(o: PumpOptions<T>): Promise<Pump> {
-  const inFlight = new Map<string, Promise<void>>();
+  const inFlight = new Map<string, { job: JobAttempt; done: Promise<void> }>();
   let stopping = false;
   let fetching = false;
   let wakeAgain = false;
@@ -39,7 +48,7 @@ export async function startPump<T>(o: PumpOptions<T>): Promise<Pump> {
   // executions, most of them), while a new job's own wake-up starts it at once anyway.
   let backlog = true;
   const refillBatch = Math.max(1, Math.floor(o.concurrency / 4));
-  const settle = serialLane();
+  const settle = o.settle ?? settleLane();
 
   const fill = async () => {
     if (fetching) {
@@ -57,7 +66,7 @@ export async function startPump<T>(o: PumpOptions<T>): Promise<Pump> {
             break;
           }
           const jobs = await o.boss.fetch<T>(o.queue, { batchSize: free });
-          for (const job of jobs) inFlight.set(job.id, run(job));
+          for (const job of jobs) inFlight.set(job.id, { job, done: run(job) });
           backlog = jobs.length === free;
           if (!backlog) break;
         }
@@ -69,20 +78,22 @@ export async function startPump<T>(o: PumpOptions<T>): Promise<Pump> {
     }
   };
 
-  // Jobs that end together are completed together, in one call.
-  const complete = createBatcher(async (ids: string[]) => {
-    await settle(() => o.boss.complete(o.queue, ids));
-    return ids.map(() => undefined);
+  // Jobs that end together are completed together, in one call. Each settle names the attempt it
+  // was fetched in: a job another runner has taken over since is left to that runner.
+  const complete = createBatcher(async (jobs: JobAttempt[]) => {
+    await settle(() => o.boss.complete(o.queue, jobs));
+    return jobs.map(() => undefined);
   });
 
   const run = async (job: Job<T>) => {
+    const attempt = { id: job.id, retryCount: job.retryCount };
     try {
       await o.handle(job);
-      await complete(job.id);
+      if (!o.handlerCompletes) await complete(attempt);
     } catch (err) {
       // Unexpected (the handler records workflow failures itself): let pg-boss retry the job.
       o.log.error('job failed', { queue: o.queue, jobId: job.id, err });
-      await settle(() => o.boss.fail(o.queue, job.id, { message: (err as Error).message })).catch(() => {});
+      await settle(() => o.boss.fail(o.queue, attempt, { message: (err as Error).message })).catch(() => {});
     } finally {
       inFlight.delete(job.id);
       // Pulling backlog one job per finished job would cost a fetch per job: refill once a batch of
@@ -100,9 +111,8 @@ export async function startPump<T>(o: PumpOptions<T>): Promise<Pump> {
   // seconds, well inside the shortest heartbeat pg-boss allows (10 s), whatever a job was sent with.
   const heartbeat = setInterval(() => {
     if (inFlight.size) {
-      void settle(() => o.boss.touch(o.queue, [...inFlight.keys()])).catch((err) =>
-        o.log.warn('heartbeat failed', { err }),
-      );
+      const jobs = [...inFlight.values()].map((f) => f.job);
+      void settle(() => o.boss.touch(o.queue, jobs)).catch((err) => o.log.warn('heartbeat failed', { err }));
     }
   }, o.heartbeatMs ?? HEARTBEAT_MS);
   void fill();
@@ -115,20 +125,23 @@ export async function startPump<T>(o: PumpOptions<T>): Promise<Pump> {
       stopping = true;
       clearInterval(poll);
       await unlisten().catch(() => {});
-      const drained = Promise.allSettled([...inFlight.values()]);
+      const drained = Promise.allSettled([...inFlight.values()].map((f) => f.done));
       await Promise.race([drained, new Promise((r) => setTimeout(r, timeoutMs).unref())]);
       clearInterval(heartbeat);
     },
   };
 }
 
+/** Runs the calls given to it one after another. */
+export type SettleLane = <R>(call: () => Promise<R>) => Promise<R>;
+
 /**
- * Runs the calls given to it one after another. A heartbeat marks every job in hand, and a
- * completion a batch of them: run at the same time, the two statements lock the same job rows in
- * whatever order each one's plan visits them, and Postgres breaks the deadlock by failing one (a
+ * A lane for the statements that settle or mark a pump's jobs. A heartbeat marks every job in hand,
+ * and a completion a batch of them: run at the same time, the two statements lock the same job rows
+ * in whatever order each one's plan visits them, and Postgres breaks the deadlock by failing one (a
  * completion failed so would send a finished job round again). One at a time, they never collide.
  */
-function serialLane() {
+export function settleLane(): SettleLane {
   let tail: Promise<unknown> = Promise.resolve();
   return <R>(call: () => Promise<R>): Promise<R> => {
     const result = tail.then(call, call);

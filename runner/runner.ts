@@ -11,7 +11,7 @@ import { callbackJobHandler, callbackSender } from './callback-jobs.ts';
 import { createEmbedders } from './embeddings/index.ts';
 import { executionStarts } from './execution-starts.ts';
 import { createIngestPool } from './ingestion/pool.ts';
-import { startPump } from './job-pump.ts';
+import { settleLane, startPump } from './job-pump.ts';
 import { deadDocumentHandler, knowledgeJobHandler } from './knowledge-jobs.ts';
 import { createFunctionPool } from './pool.ts';
 import {
@@ -61,12 +61,18 @@ export async function startRunner(deps: {
   const shutdown = new AbortController();
   const common = { boss, db, log };
   const sendCallbacks = callbackSender(boss, config);
+  // Executions complete their own jobs, in the statements that record their ends.
+  const settleExecutions = settleLane();
   const executions = await startPump<WorkflowExecutePayload>({
     ...common,
     queue: QUEUES.workflowExecute,
     concurrency: config.RUNNER_CONCURRENCY,
+    settle: settleExecutions,
+    handlerCompletes: true,
     handle: workflowJobHandler({
       db,
+      boss,
+      settle: settleExecutions,
       embedders,
       encryptionKey: deps.encryptionKey,
       pool,

@@ -2,7 +2,7 @@
 // record the outcome (which notifies the waiting API, and enqueues the completion callback when the
 // execution has one), and fail executions whose job ran out of retries because the runners holding
 // it kept dying.
-import type { Job } from 'pg-boss';
+import type { Job, PgBoss } from 'pg-boss';
 import { createBatcher } from '../db/batcher.ts';
 import type { Db } from '../db/client.ts';
 import {
@@ -10,22 +10,31 @@ import {
   type Claim,
   claimExecutions,
   type ExecutionOutcome,
+  type FinishedExecution,
   finishExecutions,
+  finishStatement,
+  recordedIds,
 } from '../db/executions.ts';
 import { loadSecrets } from '../db/secrets.ts';
 import { createVersionCache } from '../db/version-cache.ts';
 import { deployedVersion } from '../db/workflows.ts';
 import type { Logger } from '../logger.ts';
 import type { RunnerSettings } from './blocks/block.ts';
+import { completeJobsStatement, type JobAttempt } from './boss.ts';
 import type { SendCallbacks } from './callback-jobs.ts';
 import type { Embedders } from './embeddings/embedder.ts';
 import { executionCost } from './execution-cost.ts';
 import { executeWorkflow } from './executor/execute.ts';
+import type { SettleLane } from './job-pump.ts';
 import type { FunctionPool } from './pool.ts';
-import type { WorkflowExecutePayload } from './queues.ts';
+import { QUEUES, type WorkflowExecutePayload } from './queues.ts';
 
 export interface WorkflowJobDeps {
   db: Db;
+  /** The queue, whose jobs this handler completes together with their executions' ends. */
+  boss: PgBoss;
+  /** The lane the pump settles and marks its jobs in (see settleLane). */
+  settle: SettleLane;
   embedders: Embedders;
   encryptionKey: Buffer;
   pool: FunctionPool;
@@ -46,18 +55,34 @@ export function workflowJobHandler(deps: WorkflowJobDeps) {
     const claims = await claimExecutions(db, ids);
     return ids.map((id): Claim | null => claims.get(id) ?? null);
   });
-  type Finished = { id: string; attempt: number; outcome: ExecutionOutcome };
-  const finishPlain = createBatcher(async (results: Finished[]) => {
-    const recorded = await finishExecutions(db, results);
-    return results.map((r) => recorded.has(r.id));
-  });
-  // Executions with a callback pay for a transaction, so the end and its delivery job commit together.
-  const finishWithCallback = createBatcher((results: Finished[]) =>
-    db.transaction(async (tx) => {
-      const recorded = await finishExecutions(tx, results);
-      await deps.sendCallbacks(tx, [...recorded]);
+  // An execution's end and its job's completion commit together, so neither is ever recorded
+  // without the other, in one round trip for all the executions that ended together.
+  type Finished = FinishedExecution & { job: JobAttempt };
+  const queue = QUEUES.workflowExecute;
+  const completeJobs = (results: Finished[]) =>
+    completeJobsStatement(
+      deps.boss,
+      queue,
+      results.map((r) => r.job),
+    );
+  const finishPlain = createBatcher((results: Finished[]) =>
+    deps.settle(async () => {
+      const [finished] = await db.atomically([finishStatement(results), await completeJobs(results)]);
+      const recorded = recordedIds(finished ?? []);
       return results.map((r) => recorded.has(r.id));
     }),
+  );
+  // Executions with a callback also enqueue its delivery, in the same transaction.
+  const finishWithCallback = createBatcher((results: Finished[]) =>
+    deps.settle(() =>
+      db.transaction(async (tx) => {
+        const recorded = await finishExecutions(tx, results);
+        await deps.sendCallbacks(tx, [...recorded]);
+        const { text, params } = await completeJobs(results);
+        await tx.query(text, params);
+        return results.map((r) => recorded.has(r.id));
+      }),
+    ),
   );
   const finishExecution = (claim: Claim, result: Finished) =>
     claim.has_callback ? finishWithCallback(result) : finishPlain(result);
@@ -69,14 +94,20 @@ export function workflowJobHandler(deps: WorkflowJobDeps) {
   };
   return async (job: Job<WorkflowExecutePayload>) => {
     const { executionId } = job.data;
+    const jobAttempt = { id: job.id, retryCount: job.retryCount };
     const claim = await claimExecution(executionId);
-    if (!claim) return; // finished already: this delivery is a duplicate
+    if (!claim) {
+      // Finished already: this delivery is a duplicate.
+      await deps.settle(() => deps.boss.complete(queue, [jobAttempt]));
+      return;
+    }
     const startedAt = claim.started_at;
+    const attempt = { id: executionId, attempt: claim.attempt, job: jobAttempt };
     const version = await versions.get(claim.workflow_id, claim.version);
     if (!version) {
       const error = 'The deployed version no longer exists';
       const outcome: ExecutionOutcome = { status: 'failed', error, startedAt, endedAt: new Date() };
-      await finishExecution(claim, { id: executionId, attempt: claim.attempt, outcome });
+      await finishExecution(claim, { ...attempt, outcome });
       return;
     }
     const result = await executeWorkflow(
@@ -102,8 +133,7 @@ export function workflowJobHandler(deps: WorkflowJobDeps) {
       },
     );
     const recorded = await finishExecution(claim, {
-      id: executionId,
-      attempt: claim.attempt,
+      ...attempt,
       outcome: {
         status: result.success ? 'completed' : 'failed',
         ...(result.success ? { output: result.output } : { error: result.error }),
