@@ -92,6 +92,24 @@ describe('sync execution', () => {
     expect(res.body.error).toMatch(/Block "boom" failed: .*kaput/);
   });
 
+  it('has completed the queue job by the time the answer comes, whatever the outcome', async () => {
+    // The end of an execution and its job's completion commit together: the notice that wakes the
+    // waiting request is sent by that commit, so no answered execution has a job still active.
+    const failing = await deployWorkflow(svc.admin, tenant.workspace.id, {
+      blocks: [{ id: 'boom', type: 'function', code: 'throw new Error("kaput")' }],
+    });
+    const answers = await Promise.all([
+      ...Array.from({ length: 6 }, (_, i) => execute(greeting, { inputs: { name: `Ada ${i}` } })),
+      ...Array.from({ length: 3 }, () => execute(failing, { inputs: {} })),
+    ]);
+    expect(answers.map((a) => a.body.success)).toEqual([...Array(6).fill(true), ...Array(3).fill(false)]);
+    const jobs = await svc.db.query<{ state: string }>(
+      'select state from pgboss.job where name = $1 and id = any($2::uuid[])',
+      ['workflow-execute', answers.map((a) => a.body.executionId)],
+    );
+    expect(jobs.map((j) => j.state)).toEqual(Array(9).fill('completed'));
+  });
+
   it('answers an output too large to travel in the completion notice', async () => {
     const res = await run({ blocks: [{ id: 'big', type: 'function', code: 'return "x".repeat(50000)' }] });
     expect(res.body.success).toBe(true);
