@@ -161,17 +161,17 @@ export function openPostgres(url: string, options: { max?: number } = {}): Db {
       try {
         // Queries issued in one turn of the event loop leave in one write, and the server answers
         // them in order. A statement after a failed one fails too, and the COMMIT of a failed
-        // transaction rolls it back: the first error is the one to report.
-        // (postgres.js sends a query once it is awaited or executed: each is sent as it is made.)
+        // transaction rolls it back: the first error is the one to report. postgres.js sends a query
+        // when it is first awaited or executed: each is executed as it is made, so they leave in order.
         const sent = [
           conn.unsafe('begin').execute(),
-          ...statements.map((s) => run<Row>(conn, s.text, s.params ?? [])),
+          ...statements.map((s) => send(conn, s.text, s.params ?? []).execute()),
           conn.unsafe('commit').execute(),
         ];
         const settled = await Promise.allSettled(sent);
         const failed = settled.find((r) => r.status === 'rejected');
         if (failed) throw failed.reason;
-        return settled.slice(1, -1).map((r) => (r as PromiseFulfilledResult<Row[]>).value);
+        return settled.slice(1, -1).map((r) => (r as PromiseFulfilledResult<Row[]>).value as Row[]);
       } finally {
         conn.release();
       }
@@ -201,14 +201,20 @@ const shouldPrepare = (text: string) => {
   return true;
 };
 
-const run = async <T>(
+const send = (
   exec: postgres.Sql | postgres.TransactionSql | postgres.ReservedSql,
   text: string,
   params: readonly unknown[],
 ) =>
-  (await exec.unsafe(text, params as postgres.ParameterOrJSON<never>[], {
+  exec.unsafe(text, params as postgres.ParameterOrJSON<never>[], {
     prepare: params.length > 0 && shouldPrepare(text),
-  })) as unknown as T[];
+  });
+
+const run = async <T>(
+  exec: postgres.Sql | postgres.TransactionSql,
+  text: string,
+  params: readonly unknown[],
+) => (await send(exec, text, params)) as unknown as T[];
 
 // Several statements answer a list of results; one statement answers its rows.
 const scriptRows = async (
