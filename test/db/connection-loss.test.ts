@@ -105,6 +105,24 @@ describe.runIf(process.env.TEST_DATABASE_URL)('a connection the server closes', 
     }
   });
 
+  it('fails every statement of an atomic list when its connection is closed, held back ones too', async () => {
+    // A statement with parameters is described before it runs on a connection that has not prepared
+    // it: meanwhile the statements after it wait in the reservation's own queue, which the close
+    // must empty too (unpatched, they never settled, and a runner's settling lane stalled for good).
+    const marker = `atomic-victim-${crypto.randomUUID()}`;
+    const list = within(
+      db.atomically([
+        { text: `select pg_sleep(5), '${marker}' where $1::int = 1`, params: [1] },
+        { text: `select $1::int as n, '${marker}-after'`, params: [2] },
+      ]),
+    );
+    await terminateRunning(marker);
+    expect(await list).toEqual({ error: 'CONNECTION_CLOSED' });
+    await expectWholePool(db);
+    const [[again] = []] = await db.atomically([{ text: 'select $1::int as n', params: [3] }]);
+    expect(again).toEqual({ n: 3 });
+  });
+
   it('recovers every connection when all of them are closed at once', async () => {
     const running = Array.from({ length: POOL }, (_, i) =>
       within(db.transaction((t) => t.query(`select pg_sleep(5), 'mass-victim-${i}'`))),
