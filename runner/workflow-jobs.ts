@@ -1,7 +1,7 @@
 // The runner's work on queue `workflow-execute`: claim the execution, run its deployed version,
-// record the outcome (which notifies the waiting API, and enqueues the completion callback when the
-// execution has one), and fail executions whose job ran out of retries because the runners holding
-// it kept dying.
+// record the outcome and complete its job in one transaction (the outcome notifies the waiting API,
+// and enqueues the completion callback when the execution has one), and fail executions whose job
+// ran out of retries because the runners holding it kept dying.
 import type { Job, PgBoss } from 'pg-boss';
 import { createBatcher } from '../db/batcher.ts';
 import type { Db } from '../db/client.ts';
