@@ -84,7 +84,8 @@ it('handles every job once, and never marks jobs alive while it completes or fai
     async handle(job) {
       seen.set(job.id, (seen.get(job.id) ?? 0) + 1);
       await new Promise((r) => setTimeout(r, Math.random() * 4));
-      // Every seventh job fails unexpectedly: pg-boss is told, and retries it.
+      // A job whose id ends in 7 (about one in sixteen) fails once, unexpectedly: pg-boss is told,
+      // and retries it.
       if (seen.get(job.id) === 1 && job.id.endsWith('7')) throw new Error('unexpected');
     },
   });
