@@ -150,12 +150,7 @@ export async function completeJobsStatement(
       return { rows: [{ count: 0, ids: [] }] };
     },
   };
-  await boss.complete(
-    queue,
-    jobs.map(({ id, retryCount }) => ({ id, retryCount })),
-    null,
-    { db: keep },
-  );
+  await boss.complete(queue, jobs, null, { db: keep });
   if (!statement) throw new Error(`pg-boss built no statement to complete jobs of ${queue}`);
   return statement;
 }
