@@ -368,10 +368,64 @@ describe('blocks end to end', () => {
     expect(loop.body.error).toMatch(/nest deeper than 5/);
   });
 
-  it('stops a workflow at its time limit', async () => {
+  const spanErrors = async (executionId: string) => {
+    const [row] = await svc.db.query<{ trace: { blockId: string; error?: string }[] }>(
+      'select trace from executions where id = $1',
+      [executionId],
+    );
+    return Object.fromEntries((row?.trace ?? []).map((s) => [s.blockId, s.error]));
+  };
+
+  it('stops a workflow at its time limit, and says so in the span it cut short', async () => {
     const res = await run({ timeoutMs: 200, blocks: [{ id: 'w', type: 'wait', ms: 5000 }] });
     expect(res.body.success).toBe(false);
     expect(res.body.error).toMatch(/timed out after 200 ms/);
+    expect(await spanErrors(res.body.executionId)).toEqual({ w: 'Stopped: the workflow timed out' });
+  });
+
+  it('stops the blocks still running when another block fails, inside a loop and beside one', async () => {
+    const res = await run({
+      blocks: [
+        { id: 'slow', type: 'wait', ms: 5000 },
+        { id: 'bad', type: 'function', code: 'throw new Error("boom")' },
+      ],
+    });
+    expect(res.body).toMatchObject({ success: false, error: expect.stringMatching(/"bad" failed: .*boom/) });
+    expect(await spanErrors(res.body.executionId)).toMatchObject({ slow: 'Stopped: another block failed' });
+
+    const looped = await run({
+      blocks: [
+        {
+          id: 'each',
+          type: 'loop',
+          count: 2,
+          blocks: [
+            { id: 'slow', type: 'wait', ms: 5000 },
+            { id: 'bad', type: 'function', code: 'throw new Error("inner")' },
+          ],
+        },
+      ],
+    });
+    expect(looped.body).toMatchObject({ success: false, error: expect.stringMatching(/inner/) });
+    expect(await spanErrors(looped.body.executionId)).toMatchObject({
+      slow: 'Stopped: another block failed',
+    });
+
+    // A failure beside a loop stops the loop's body too.
+    const beside = await run({
+      blocks: [
+        { id: 'each', type: 'loop', count: 2, blocks: [{ id: 'slow', type: 'wait', ms: 5000 }] },
+        { id: 'bad', type: 'function', code: 'throw new Error("outer")' },
+      ],
+    });
+    expect(beside.body).toMatchObject({
+      success: false,
+      error: expect.stringMatching(/"bad" failed: .*outer/),
+    });
+    expect(await spanErrors(beside.body.executionId)).toMatchObject({
+      slow: 'Stopped: another block failed',
+      each: 'Stopped: another block failed',
+    });
   });
 
   it('keeps a trace span per block with timing, input, output and error', async () => {

@@ -1,0 +1,28 @@
+// A signal that aborts when its parent does or when told to, with the link undone explicitly:
+// AbortSignal.any holds its sources weakly and leaves the cleanup to the garbage collector, which
+// a run per execution (and a graph per loop iteration) turns into measurable work.
+
+export interface LinkedAbort {
+  signal: AbortSignal;
+  /** Aborts this signal (not the parent) with the reason given. */
+  abort(reason: unknown): void;
+  /** Stops following the parent; call it once the signal is no longer needed. */
+  unlink(): void;
+}
+
+export function linkedAbort(parent?: AbortSignal): LinkedAbort {
+  const controller = new AbortController();
+  const abort = (reason: unknown) => controller.abort(reason);
+  if (!parent) return { signal: controller.signal, abort, unlink: () => {} };
+  if (parent.aborted) {
+    controller.abort(parent.reason);
+    return { signal: controller.signal, abort, unlink: () => {} };
+  }
+  const follow = () => controller.abort(parent.reason);
+  parent.addEventListener('abort', follow, { once: true });
+  return {
+    signal: controller.signal,
+    abort,
+    unlink: () => parent.removeEventListener('abort', follow),
+  };
+}
