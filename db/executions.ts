@@ -181,39 +181,32 @@ export function recordedIds(rows: Row[]): Set<string> {
 
 /** finishExecutions as a statement, to run in a list with others (Db.atomically). */
 export function finishStatement(results: FinishedExecution[]): Statement {
-  const cols = {
-    id: [] as string[],
-    attempt: [] as number[],
-    status: [] as string[],
-    output: [] as (string | null)[],
-    error: [] as (string | null)[],
-    trace: [] as (string | null)[],
-    cost: [] as (string | null)[],
-    costTotal: [] as number[],
-    endedAt: [] as string[],
-    notice: [] as string[],
-  };
-  for (const { id, attempt, outcome } of results) {
+  // The batch goes as one JSON document: a trace is JSON already, and as an element of a text array
+  // each one would be escaped character by character on the way out and unescaped on the way in.
+  const batch = results.map(({ id, attempt, outcome }) => {
+    // JSON text, not a value: the notice splices the same text in.
     const output = outcome.status === 'completed' ? JSON.stringify(outcome.output ?? null) : null;
-    cols.id.push(id);
-    cols.attempt.push(attempt);
-    cols.status.push(outcome.status);
-    cols.output.push(output);
-    cols.error.push(outcome.error ?? null);
-    cols.trace.push(outcome.trace === undefined ? null : JSON.stringify(outcome.trace));
-    cols.cost.push(outcome.cost === undefined ? null : JSON.stringify(outcome.cost));
-    cols.costTotal.push(outcome.cost?.total ?? 0);
-    cols.endedAt.push(outcome.endedAt.toISOString());
-    cols.notice.push(notice(id, outcome, output));
-  }
+    return {
+      id,
+      attempt,
+      status: outcome.status,
+      output,
+      error: outcome.error ?? null,
+      trace: outcome.trace ?? null,
+      cost: outcome.cost ?? null,
+      cost_total: outcome.cost?.total ?? 0,
+      ended_at: outcome.endedAt.toISOString(),
+      notice: notice(id, outcome, output),
+    };
+  });
   return {
     text: `with input as (
-       select * from unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-         $8::timestamptz[], $9::text[], $11::numeric[])
-         as t(id, attempt, status, output, error, trace, cost, ended_at, notice, cost_total)),
+       select * from jsonb_to_recordset($1::jsonb)
+         as t(id uuid, attempt int, status text, output text, error text, trace jsonb, cost jsonb,
+           cost_total numeric, ended_at timestamptz, notice text)),
      done as (
-       update executions e set status = i.status, output = i.output::jsonb, error = i.error, trace = i.trace::jsonb,
-         cost = i.cost::jsonb, ended_at = i.ended_at
+       update executions e set status = i.status, output = i.output::jsonb, error = i.error, trace = i.trace,
+         cost = i.cost, ended_at = i.ended_at
        from input i where e.id = i.id and e.attempt = i.attempt and e.status = 'processing'
        returning e.id, e.billing_subject, i.notice, i.cost_total, i.ended_at),
      spent as (
@@ -223,20 +216,8 @@ export function finishStatement(results: FinishedExecution[]): Statement {
         group by 1, 2 order by 1, 2
        on conflict (subject, period_start) do update
          set cost = u.cost + excluded.cost, executions = u.executions + excluded.executions, updated_at = now())
-     select id, pg_notify($10, notice) from done`,
-    params: [
-      cols.id,
-      cols.attempt,
-      cols.status,
-      cols.output,
-      cols.error,
-      cols.trace,
-      cols.cost,
-      cols.endedAt,
-      cols.notice,
-      EXECUTION_DONE_CHANNEL,
-      cols.costTotal,
-    ],
+     select id, pg_notify($2, notice) from done`,
+    params: [JSON.stringify(batch), EXECUTION_DONE_CHANNEL],
   };
 }
 
