@@ -89,7 +89,28 @@ function adapt(logger: pino.Logger): Logger {
     info: (msg, fields) => (fields ? logger.info(fields, msg) : logger.info(msg)),
     warn: (msg, fields) => (fields ? logger.warn(fields, msg) : logger.warn(msg)),
     error: (msg, fields) => (fields ? logger.error(fields, msg) : logger.error(msg)),
-    child: (bindings) => adapt(logger.child(bindings)),
+    child: (bindings) => lazyChild(logger, bindings),
+  };
+}
+
+// A pino child is made when it first writes a line: making one runs the redaction over its bindings,
+// and most children (one per request) never write one at the level configured.
+function lazyChild(parent: pino.Logger, bindings: Record<string, unknown>): Logger {
+  let made: Logger | undefined;
+  const child = () => {
+    made ??= adapt(parent.child(bindings));
+    return made;
+  };
+  const at =
+    (level: 'debug' | 'info' | 'warn' | 'error') => (msg: string, fields?: Record<string, unknown>) => {
+      if (parent.isLevelEnabled(level)) child()[level](msg, fields);
+    };
+  return {
+    debug: at('debug'),
+    info: at('info'),
+    warn: at('warn'),
+    error: at('error'),
+    child: (more) => lazyChild(parent, { ...bindings, ...more }),
   };
 }
 

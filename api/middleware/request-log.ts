@@ -14,8 +14,10 @@ const PROBES = new Set(['/health', '/ready', '/metrics']);
 export function requestLog(log: Logger) {
   return createMiddleware<RequestLogEnv>(async (c, next) => {
     const started = performance.now();
-    const requestLog = log.child({ requestId: c.get('requestId') });
-    c.set('log', requestLog);
+    const requestId = c.get('requestId');
+    // For what handlers log; the access line itself carries the id as a field, the same line a child
+    // would write, without making a child for every request.
+    c.set('log', log.child({ requestId }));
     try {
       await next();
       // hono/request-id sets the header before the handler runs, which a handler answering with a
@@ -24,14 +26,15 @@ export function requestLog(log: Logger) {
     } finally {
       const principal = (c.var as { principal?: Principal }).principal;
       const fields = {
+        requestId,
         method: c.req.method,
         path: c.req.path,
         status: c.res.status,
         durationMs: Math.round((performance.now() - started) * 10) / 10,
         ...(principal ? who(principal) : {}),
       };
-      if (PROBES.has(c.req.path) && c.res.status < 400) requestLog.debug('request', fields);
-      else requestLog.info('request', fields);
+      if (PROBES.has(c.req.path) && c.res.status < 400) log.debug('request', fields);
+      else log.info('request', fields);
     }
   });
 }

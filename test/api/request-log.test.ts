@@ -74,6 +74,19 @@ describe('the logger', () => {
     expect(new Date(String(line?.time)).toISOString()).toBe(line?.time);
   });
 
+  it('gives a child its bindings (a nested child both sets), censored, and the level of its parent', () => {
+    const c = capture('warn');
+    const child = c.log.child({ requestId: 'r-2', apiKey: 'plain-key-0' });
+    child.info('below the level');
+    child.child({ jobId: 'j-1' }).warn('nested', { n: 2 });
+    child.error('direct');
+    expect(c.lines()).toEqual([
+      expect.objectContaining({ level: 'warn', msg: 'nested', requestId: 'r-2', jobId: 'j-1', n: 2 }),
+      expect.objectContaining({ level: 'error', msg: 'direct', requestId: 'r-2', apiKey: '[REDACTED]' }),
+    ]);
+    expect(c.text()).not.toContain('plain-key-0');
+  });
+
   it('drops lines below its level, and silent writes nothing', () => {
     const warn = capture('warn');
     warn.log.debug('d');
