@@ -1,6 +1,7 @@
 // The auth matrix of the public API: every request is judged by its X-API-Key before any route runs,
 // and a key acts only where its scope reaches.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listen } from '../../serve.ts';
 import {
   addPerson,
   createTenant,
@@ -171,6 +172,60 @@ describe('responses', () => {
 });
 
 describe('body size', () => {
+  const LIMIT = 10 * 1024 * 1024;
+  const workspaceNames = async () =>
+    (await svc.db.query<{ name: string }>('select name from workspaces')).map((w) => w.name);
+
+  it('over HTTP, judges a declared length or counts a chunked body, and refuses past 10 MB with 413', async () => {
+    const server = await listen(svc.app, 0, '127.0.0.1');
+    try {
+      const post = (body: string | ReadableStream<Uint8Array>) =>
+        fetch(`${server.url}/api/v1/workspaces`, {
+          method: 'POST',
+          headers: { 'X-API-Key': tenant.key, 'Content-Type': 'application/json' },
+          body,
+          duplex: 'half',
+        } as RequestInit);
+      const json = (name: string, size: number) => {
+        const text = JSON.stringify({ name, padding: '' });
+        return `${text.slice(0, -2)}${'x'.repeat(size - text.length)}"}`;
+      };
+      const chunked = (text: string) =>
+        new ReadableStream<Uint8Array>({
+          start(controller) {
+            const bytes = new TextEncoder().encode(text);
+            for (let at = 0; at < bytes.length; at += 1 << 20)
+              controller.enqueue(bytes.subarray(at, at + (1 << 20)));
+            controller.close();
+          },
+        });
+
+      const declared = await post(json('declared over', LIMIT + 1));
+      expect(declared.status).toBe(413);
+      expect(await declared.json()).toEqual({ error: expect.stringMatching(/over 10485760 bytes/) });
+      const streamed = await post(chunked(json('chunked over', LIMIT + 1)));
+      expect(streamed.status).toBe(413);
+      await streamed.body?.cancel();
+
+      // Exactly at the limit, both ways: admitted (the padding field is not part of a workspace).
+      const atLimit = await post(json('declared at', LIMIT));
+      expect(atLimit.status).toBe(200);
+      const chunkedAt = await post(chunked(json('chunked at', LIMIT)));
+      expect(chunkedAt.status).toBe(200);
+      const names = await workspaceNames();
+      expect(names).toEqual(expect.arrayContaining(['declared at', 'chunked at']));
+      expect(names).not.toContain('declared over');
+      expect(names).not.toContain('chunked over');
+      // A request without a body is untouched by the limit.
+      const list = await fetch(`${server.url}/api/v1/audit-logs?workspaceId=${tenant.workspace.id}`, {
+        headers: { 'X-API-Key': tenant.key },
+      });
+      expect(list.status).toBe(200);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('refuses a JSON body over 10 MB with 413 {error}', async () => {
     const res = await svc.app.request('/api/v1/workspaces', {
       method: 'POST',
