@@ -3,6 +3,7 @@
 // no pooled connection that hangs every later query, no reserve() that never resolves. postgres.js
 // 3.4.9 did all three (patches/postgres+3.4.9.patch); pg-boss's maintenance runs on reserved
 // connections and every store on transactions, so each case here took a runner down or stalled it.
+import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Db, openPostgres, type Queryable } from '../../db/client.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
@@ -46,6 +47,49 @@ async function terminateRunning(marker: string) {
     await new Promise((r) => setTimeout(r, 10));
   }
   throw new Error(`no running statement with ${marker}`);
+}
+
+/** A TCP proxy to the server that can refuse connections (down) and take them again (up). */
+async function tcpProxy(target: URL) {
+  const sockets = new Set<Socket>();
+  let server: Server | null = null;
+  let port = 0;
+  const up = () =>
+    new Promise<void>((resolve) => {
+      const listening = createServer((client) => {
+        const upstream = connect(Number(target.port || 5432), target.hostname);
+        for (const s of [client, upstream]) {
+          sockets.add(s);
+          s.on('error', () => {});
+          s.on('close', () => {
+            client.destroy();
+            upstream.destroy();
+          });
+        }
+        client.pipe(upstream).pipe(client);
+      });
+      server = listening;
+      listening.listen(port, '127.0.0.1', () => {
+        port = (listening.address() as AddressInfo).port;
+        resolve();
+      });
+    });
+  const down = () =>
+    new Promise<void>((resolve) => {
+      for (const s of sockets) s.destroy();
+      sockets.clear();
+      if (!server) return resolve();
+      server.close(() => resolve());
+      server = null;
+    });
+  await up();
+  return {
+    get port() {
+      return port;
+    },
+    up,
+    down,
+  };
 }
 
 /** Every connection of the pool answers: as many concurrent statements as it has connections. */
@@ -102,6 +146,34 @@ describe.runIf(process.env.TEST_DATABASE_URL)('a connection the server closes', 
       expect(await within(single.query<{ n: number }>('select 7 as n'))).toEqual({ value: [{ n: 7 }] });
     } finally {
       await single.close();
+    }
+  });
+
+  it('gives the pool back once the server is reachable again, after reserves were refused meanwhile', async () => {
+    // While the server is down, a reserve() (a transaction, an atomic list, pg-boss's maintenance)
+    // is refused when the connection attempt made for it fails. postgres.js kept the refused reserve
+    // queued: once the server was back, the next connection to open was handed to it, which could no
+    // longer take it, and stayed connecting for good. One such reserve per connection stalled the
+    // whole pool: a runner stopped fetching, heartbeating and completing after a restart.
+    const proxy = await tcpProxy(new URL(tdb.url as string));
+    const url = new URL(tdb.url as string);
+    url.port = String(proxy.port);
+    const pool = openPostgres(url.toString(), { max: POOL });
+    try {
+      expect(await within(pool.query<{ n: number }>('select 1 as n'))).toEqual({ value: [{ n: 1 }] });
+      await proxy.down();
+      const refused = await Promise.all(
+        Array.from({ length: POOL * 2 }, () => within(pool.script('select 2 as n'))),
+      );
+      // The open connection is cut (CONNECTION_CLOSED), every new attempt refused (ECONNREFUSED).
+      for (const r of refused)
+        expect(r).toEqual({ error: expect.stringMatching(/^(ECONNREFUSED|CONNECTION_CLOSED)$/) });
+      await proxy.up();
+      expect(await within(pool.script('select 42 as n'))).toEqual({ value: [{ n: 42 }] });
+      await expectWholePool(pool);
+    } finally {
+      await pool.close();
+      await proxy.down();
     }
   });
 
