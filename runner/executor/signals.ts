@@ -12,17 +12,18 @@ export interface LinkedAbort {
 
 export function linkedAbort(parent?: AbortSignal): LinkedAbort {
   const controller = new AbortController();
-  const abort = (reason: unknown) => controller.abort(reason);
-  if (!parent) return { signal: controller.signal, abort, unlink: () => {} };
+  const link: LinkedAbort = {
+    signal: controller.signal,
+    abort: (reason) => controller.abort(reason),
+    unlink: () => {},
+  };
+  if (!parent) return link;
   if (parent.aborted) {
     controller.abort(parent.reason);
-    return { signal: controller.signal, abort, unlink: () => {} };
+    return link;
   }
   const follow = () => controller.abort(parent.reason);
   parent.addEventListener('abort', follow, { once: true });
-  return {
-    signal: controller.signal,
-    abort,
-    unlink: () => parent.removeEventListener('abort', follow),
-  };
+  link.unlink = () => parent.removeEventListener('abort', follow);
+  return link;
 }
