@@ -3,7 +3,7 @@
 // is registered before the job exists so the runner's notice cannot come too early to be heard.
 import type { Context } from 'hono';
 import { ServiceError } from '../db/errors.ts';
-import { type DoneNotice, getExecution, jobRecord } from '../db/executions.ts';
+import { type DoneNotice, getExecution, getExecutionDurably, jobRecord } from '../db/executions.ts';
 import { type Started as Enqueued, executionStarts, type StartRequest } from '../runner/execution-starts.ts';
 import type { ApiDeps } from './context.ts';
 import { rateLimitHeaders } from './middleware/rate-limit.ts';
@@ -31,9 +31,12 @@ export function executionStarter(deps: ApiDeps) {
     }
   }
 
-  /** The result of a finished execution read from its row; null while it is not finished. */
+  /**
+   * The result of a finished execution read from its row; null while it is not finished, once its
+   * enqueueing is on disk (the caller is about to be handed the running execution's job).
+   */
   async function finishedRow(id: string): Promise<DoneNotice | null> {
-    const row = await getExecution(db, id);
+    const row = await getExecutionDurably(db, id);
     if (!row || (row.status !== 'completed' && row.status !== 'failed')) return null;
     return {
       id,

@@ -8,7 +8,7 @@ import type { Config } from '../config.ts';
 import type { Actor } from '../db/audit-logs.ts';
 import { recordAudits } from '../db/audit-logs.ts';
 import { createBatcher } from '../db/batcher.ts';
-import type { Db, Queryable } from '../db/client.ts';
+import { COMMIT_WITHOUT_FLUSH, type Db, type Queryable } from '../db/client.ts';
 import { insertExecutions, type NewExecution } from '../db/executions.ts';
 import { type Admission, admitExecutions, admitUnmetered, type BillingContext } from '../db/usage.ts';
 import { sendInTransaction } from './boss.ts';
@@ -65,6 +65,10 @@ export function executionEnqueuer({
       const admissions = await admit(tx, requests, now, config.BILLING_ENABLED);
       const admitted = requests.filter((_, i) => admissions[i]?.admitted);
       const executions = admitted.map((r) => r.execution);
+      // A sync caller hears of its execution only after the durable commit of its end or, still
+      // running when the wait ends, after a read that makes this commit durable
+      // (getExecutionDurably): so only a batch of sync executions need not wait for the disk.
+      const unannounced = executions.length > 0 && executions.every((e) => e.mode === 'sync');
       // Independent statements of one transaction: sent together, answered in one round trip.
       const [created] = await Promise.all([
         executions.length ? insertExecutions(tx, executions) : new Map<string, Date>(),
@@ -90,6 +94,7 @@ export function executionEnqueuer({
             heartbeatSeconds: config.QUEUE_HEARTBEAT_SECONDS,
           })),
         ),
+        unannounced ? tx.query(COMMIT_WITHOUT_FLUSH.text) : undefined,
       ]);
       return requests.map((r, i) => ({
         admission: admissions[i] as Admission,

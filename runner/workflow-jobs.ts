@@ -4,7 +4,7 @@
 // ran out of retries because the runners holding it kept dying.
 import type { Job, PgBoss } from 'pg-boss';
 import { createBatcher } from '../db/batcher.ts';
-import type { Db } from '../db/client.ts';
+import { type Db, GENERIC_PLANS } from '../db/client.ts';
 import {
   abandonExecution,
   type Claim,
@@ -67,7 +67,11 @@ export function workflowJobHandler(deps: WorkflowJobDeps) {
     );
   const finishPlain = createBatcher((results: Finished[]) =>
     deps.settle(async () => {
-      const [finished] = await db.atomically([finishStatement(results), await completeJobs(results)]);
+      const [, finished] = await db.atomically([
+        GENERIC_PLANS,
+        finishStatement(results),
+        await completeJobs(results),
+      ]);
       const recorded = recordedIds(finished ?? []);
       return results.map((r) => recorded.has(r.id));
     }),
