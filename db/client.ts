@@ -65,6 +65,14 @@ export interface Db extends Queryable {
   readonly pglite?: PGlite;
 }
 
+/**
+ * A transaction whose function resolved, though a statement in it failed (its error caught, and no
+ * savepoint rolled back to): Postgres then rolls the whole transaction back at COMMIT, without an
+ * error, and it must not pass for committed.
+ */
+const abortedTransaction = () =>
+  new Error('The transaction was rolled back: a statement in it failed, and its error was caught');
+
 /** Opens an in-process PGlite with pgvector: in memory without dataDir, else persisted there. */
 export async function openPglite(options: { dataDir?: string; loadDataDir?: Blob } = {}): Promise<Db> {
   if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
@@ -88,7 +96,15 @@ export function wrapPglite(pg: PGlite): Db {
       await pg.exec(script);
     },
     script: async (text) => (await pg.exec(text)).flatMap((r) => r.rows as Row[]),
-    transaction: (fn) => pg.transaction((tx) => fn(pgliteTransaction(tx))),
+    transaction: (fn) =>
+      pg.transaction(async (tx) => {
+        const result = await fn(pgliteTransaction(tx));
+        // An aborted transaction refuses any statement; its COMMIT would roll back without an error.
+        await tx.query('select 1').catch(() => {
+          throw abortedTransaction();
+        });
+        return result;
+      }),
     // In process there is no round trip to save: an ordinary transaction.
     atomically: (statements) =>
       pg.transaction(async (tx) => {
@@ -174,8 +190,28 @@ export function openPostgres(url: string, options: { max?: number } = {}): Db {
         conn.release();
       }
     },
-    transaction: async (fn) =>
-      (await sql.begin((tx) => fn(postgresTransaction(tx)))) as Awaited<ReturnType<typeof fn>>,
+    // On a reserved connection, its BEGIN sent with the first statement: postgres.js's sql.begin
+    // waits for BEGIN's answer before it runs anything, a round trip (a write and a wake-up of
+    // both sides) of its own in every transaction.
+    transaction: async (fn) => {
+      const conn = await sql.reserve();
+      try {
+        const begun = conn.unsafe('begin').execute();
+        // Answered before the first statement is: a failure shows there too, and is thrown below.
+        begun.catch(() => {});
+        const result = await fn(reservedTransaction(conn));
+        await begun;
+        // See abortedTransaction.
+        const committed = await conn.unsafe('commit');
+        if (committed.command === 'ROLLBACK') throw abortedTransaction();
+        return result;
+      } catch (err) {
+        await conn.unsafe('rollback').catch(() => {});
+        throw err;
+      } finally {
+        conn.release();
+      }
+    },
     atomically: async (statements) => {
       const conn = await sql.reserve();
       try {
@@ -226,7 +262,7 @@ const shouldPrepare = (text: string) => {
 // postgres.js sends such a text by): it is prepared only when the caller knows it is one (`single`).
 // postgres.js reads `simple`, though its typings leave it out.
 const send = (
-  exec: postgres.Sql | postgres.TransactionSql | postgres.ReservedSql,
+  exec: postgres.Sql | postgres.ReservedSql,
   text: string,
   params: readonly unknown[],
   single = params.length > 0,
@@ -240,31 +276,37 @@ const send = (
     } as postgres.UnsafeQueryOptions,
   );
 
-const run = async <T>(
-  exec: postgres.Sql | postgres.TransactionSql,
-  text: string,
-  params: readonly unknown[],
-) => (await send(exec, text, params)) as unknown as T[];
+const run = async <T>(exec: postgres.Sql | postgres.ReservedSql, text: string, params: readonly unknown[]) =>
+  (await send(exec, text, params)) as unknown as T[];
 
 // Several statements answer a list of results; one statement answers its rows.
-const scriptRows = async (
-  exec: postgres.ReservedSql | postgres.TransactionSql,
-  text: string,
-): Promise<Row[]> => {
+const scriptRows = async (exec: postgres.ReservedSql, text: string): Promise<Row[]> => {
   const result = (await exec.unsafe(text)) as unknown as unknown[];
   return (result.length && Array.isArray(result[0]) ? result.flat() : result) as Row[];
 };
 
-function postgresTransaction(tx: postgres.TransactionSql): Queryable {
-  return {
-    query: (text, params = []) => run(tx, text, params),
+function reservedTransaction(conn: postgres.ReservedSql): Queryable {
+  let savepoints = 0;
+  const self: Queryable = {
+    query: (text, params = []) => run(conn, text, params),
     exec: async (script) => {
-      await tx.unsafe(script);
+      await conn.unsafe(script);
     },
-    script: (text) => scriptRows(tx, text),
-    transaction: async (fn) =>
-      (await tx.savepoint((sp) => fn(postgresTransaction(sp)))) as Awaited<ReturnType<typeof fn>>,
+    script: (text) => scriptRows(conn, text),
+    async transaction(fn) {
+      const name = `sp_${++savepoints}`;
+      await conn.unsafe(`savepoint ${name}`);
+      try {
+        const result = await fn(self);
+        await conn.unsafe(`release savepoint ${name}`);
+        return result;
+      } catch (err) {
+        await conn.unsafe(`rollback to savepoint ${name}`);
+        throw err;
+      }
+    },
   };
+  return self;
 }
 
 /** The backend the configuration asks for: DATABASE_URL, or embedded PGlite under dataDir. */
