@@ -125,14 +125,21 @@ export function wrapPglite(pg: PGlite): Db {
 }
 
 function pgliteTransaction(tx: Transaction): Queryable {
-  let savepoints = 0;
-  const self: Queryable = {
+  return withSavepoints({
     query: async <T>(text: string, params: readonly unknown[] = []) =>
       (await tx.query<T>(text, params as unknown[])).rows,
     exec: async (script) => {
       await tx.exec(script);
     },
     script: async (text) => (await tx.exec(text)).flatMap((r) => r.rows as Row[]),
+  });
+}
+
+/** An open transaction whose nested transactions are savepoints, undone alone when they throw. */
+function withSavepoints(tx: Omit<Queryable, 'transaction'>): Queryable {
+  let savepoints = 0;
+  const self: Queryable = {
+    ...tx,
     async transaction(fn) {
       const name = `sp_${++savepoints}`;
       await tx.exec(`savepoint ${name}`);
@@ -286,27 +293,13 @@ const scriptRows = async (exec: postgres.ReservedSql, text: string): Promise<Row
 };
 
 function reservedTransaction(conn: postgres.ReservedSql): Queryable {
-  let savepoints = 0;
-  const self: Queryable = {
+  return withSavepoints({
     query: (text, params = []) => run(conn, text, params),
     exec: async (script) => {
       await conn.unsafe(script);
     },
     script: (text) => scriptRows(conn, text),
-    async transaction(fn) {
-      const name = `sp_${++savepoints}`;
-      await conn.unsafe(`savepoint ${name}`);
-      try {
-        const result = await fn(self);
-        await conn.unsafe(`release savepoint ${name}`);
-        return result;
-      } catch (err) {
-        await conn.unsafe(`rollback to savepoint ${name}`);
-        throw err;
-      }
-    },
-  };
-  return self;
+  });
 }
 
 /** The backend the configuration asks for: DATABASE_URL, or embedded PGlite under dataDir. */
