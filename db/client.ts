@@ -33,9 +33,8 @@ export interface Statement {
  * for the transaction's WAL to reach disk, which costs a millisecond or more here. A crash may lose
  * such a transaction, whole and only if nothing committed durably after it (WAL is flushed in
  * order: every later durable commit makes it durable too); the database stays consistent. So only
- * for changes that no one has been told of yet, and that are harmless to lose: a job's claim by a
- * runner (lost, it is fetched again), the enqueueing of a sync execution whose caller hears nothing
- * before the durable commit of its end.
+ * for changes that no one has been told of yet: the enqueueing of a sync execution, whose caller
+ * hears nothing before the durable commit of its end.
  */
 export const COMMIT_WITHOUT_FLUSH: Statement = { text: 'set local synchronous_commit = off' };
 

@@ -2,14 +2,7 @@
 // runner that lost its job (expiry, crash) can never overwrite the result of the one that took over.
 // Finishing notifies EXECUTION_DONE_CHANNEL in the same statement, so a waiter that hears it always
 // finds the final row.
-import {
-  COMMIT_WITHOUT_FLUSH,
-  type Db,
-  GENERIC_PLANS,
-  type Queryable,
-  type Row,
-  type Statement,
-} from './client.ts';
+import type { Queryable, Row, Statement } from './client.ts';
 import { invalidField } from './errors.ts';
 
 export const EXECUTION_DONE_CHANNEL = 'execution_done';
@@ -121,21 +114,15 @@ export type Claim = Pick<
  * from the answer finished already (a duplicate delivery of its job), which the caller just
  * acknowledges. One statement for the whole batch.
  */
-export async function claimExecutions(db: Db, ids: string[]): Promise<Map<string, Claim>> {
-  // Its commit does not wait for the disk: a claim lost in a crash leaves the execution queued, as
-  // it was when its job was fetched, and its job is fetched again (the end is always durable).
-  const [, , rows = []] = await db.atomically([
-    COMMIT_WITHOUT_FLUSH,
-    GENERIC_PLANS,
-    {
-      text: `update executions set status = 'processing', attempt = attempt + 1, started_at = coalesce(started_at, now())
-        where id = any($1::uuid[]) and status in ('queued', 'processing')
-        returning id, attempt, workspace_id, workflow_id, version, inputs, depth, started_at,
-          callback_url is not null as has_callback`,
-      params: [ids],
-    },
-  ]);
-  return new Map((rows as (Claim & { id: string })[]).map((r) => [r.id, r]));
+export async function claimExecutions(db: Queryable, ids: string[]): Promise<Map<string, Claim>> {
+  const rows = await db.query<Claim & { id: string }>(
+    `update executions set status = 'processing', attempt = attempt + 1, started_at = coalesce(started_at, now())
+      where id = any($1::uuid[]) and status in ('queued', 'processing')
+      returning id, attempt, workspace_id, workflow_id, version, inputs, depth, started_at,
+        callback_url is not null as has_callback`,
+    [ids],
+  );
+  return new Map(rows.map((r) => [r.id, r]));
 }
 
 /** An execution's cost in US dollars, as its log entry shows it. */

@@ -1,7 +1,7 @@
 // pg-boss on whichever backend is active: its own pool for a server, the PGlite adapter when
 // embedded. Creates the queues with the retry, heartbeat and dead-letter policy runners rely on.
 import { CLOCK_OVERRIDE_SETTING, type Clock, fromPglite, type JobInsert, PgBoss } from 'pg-boss';
-import { COMMIT_WITHOUT_FLUSH, type Db, type Queryable, type Statement } from '../db/client.ts';
+import type { Db, Queryable, Statement } from '../db/client.ts';
 import type { Logger } from '../logger.ts';
 import { QUEUES, WAKE_CHANNEL } from './queues.ts';
 
@@ -103,26 +103,6 @@ function adapt(db: Queryable, clock?: Clock) {
       },
     }),
   };
-}
-
-/**
- * Fetches a batch of a queue's jobs: pg-boss's fetch statement, run on a server as one prepared
- * statement whose commit does not wait for the disk. pg-boss writes its fetch with its options
- * inlined and no parameters, which our adapter above sends as a script, parsed and planned anew
- * every time; and a fetch lost in a crash only leaves its jobs to be fetched again (see
- * COMMIT_WITHOUT_FLUSH).
- */
-export function fetchJobs<T>(boss: PgBoss, db: Db, queue: string, batchSize: number) {
-  if (db.pglite) return boss.fetch<T>(queue, { batchSize });
-  return boss.fetch<T>(queue, {
-    batchSize,
-    db: {
-      executeSql: async (text: string, values?: unknown[]) => {
-        const [, rows] = await db.atomically([COMMIT_WITHOUT_FLUSH, { text, params: values ?? [] }]);
-        return { rows: rows ?? [] };
-      },
-    },
-  });
 }
 
 /**

@@ -5,7 +5,7 @@ import type { Job, PgBoss } from 'pg-boss';
 import { createBatcher } from '../db/batcher.ts';
 import type { Db } from '../db/client.ts';
 import type { Logger } from '../logger.ts';
-import { fetchJobs, type JobAttempt } from './boss.ts';
+import type { JobAttempt } from './boss.ts';
 import { WAKE_CHANNEL } from './queues.ts';
 
 const HEARTBEAT_MS = 3000;
@@ -65,7 +65,7 @@ export async function startPump<T>(o: PumpOptions<T>): Promise<Pump> {
             backlog = true;
             break;
           }
-          const jobs = await fetchJobs<T>(o.boss, o.db, o.queue, free);
+          const jobs = await o.boss.fetch<T>(o.queue, { batchSize: free });
           for (const job of jobs) inFlight.set(job.id, { job, done: run(job) });
           backlog = jobs.length === free;
           if (!backlog) break;
