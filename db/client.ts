@@ -22,7 +22,7 @@ export interface Queryable {
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
 }
 
-/** One statement (never several in one text) of a list run together (see Db.atomically). */
+/** One statement of a list run together (see Db.atomically). */
 export interface Statement {
   text: string;
   params?: readonly unknown[];
@@ -41,9 +41,9 @@ export const COMMIT_WITHOUT_FLUSH: Statement = { text: 'set local synchronous_co
 /**
  * Run inside a transaction: its prepared statements run their generic plan, planned once per
  * connection. Postgres otherwise plans anew on every run any statement whose generic plan it
- * estimates dearer than the plans for the values at hand; for the runner's hot statements (the
- * values are id lists that an index answers whatever they hold) that was more server time than
- * running them: completing a batch of jobs planned for 0.45 ms and ran for 0.3.
+ * estimates dearer than the plans for the values at hand; for the runner's finish of a batch of
+ * executions (the values are id lists that an index answers whatever they hold) that was more server
+ * time than running it: completing a batch of jobs planned for 0.45 ms and ran for 0.3.
  */
 export const GENERIC_PLANS: Statement = { text: 'set local plan_cache_mode = force_generic_plan' };
 
@@ -227,8 +227,7 @@ export function openPostgres(url: string, options: { max?: number } = {}): Db {
         // when it is first awaited or executed: each is executed as it is made, so they leave in order.
         const sent = [
           conn.unsafe('begin').execute(),
-          // Each text is one statement, so each is prepared, parameters or not (see `send`).
-          ...statements.map((s) => send(conn, s.text, s.params ?? [], true).execute()),
+          ...statements.map((s) => send(conn, s.text, s.params ?? []).execute()),
           conn.unsafe('commit').execute(),
         ];
         const settled = await Promise.allSettled(sent);
@@ -264,23 +263,10 @@ const shouldPrepare = (text: string) => {
   return true;
 };
 
-// A text without parameters may hold several statements, which only the simple protocol takes (what
-// postgres.js sends such a text by): it is prepared only when the caller knows it is one (`single`).
-// postgres.js reads `simple`, though its typings leave it out.
-const send = (
-  exec: postgres.Sql | postgres.ReservedSql,
-  text: string,
-  params: readonly unknown[],
-  single = params.length > 0,
-) =>
-  exec.unsafe(
-    text,
-    params as postgres.ParameterOrJSON<never>[],
-    {
-      prepare: single && shouldPrepare(text),
-      simple: !single,
-    } as postgres.UnsafeQueryOptions,
-  );
+const send = (exec: postgres.Sql | postgres.ReservedSql, text: string, params: readonly unknown[]) =>
+  exec.unsafe(text, params as postgres.ParameterOrJSON<never>[], {
+    prepare: params.length > 0 && shouldPrepare(text),
+  });
 
 const run = async <T>(exec: postgres.Sql | postgres.ReservedSql, text: string, params: readonly unknown[]) =>
   (await send(exec, text, params)) as unknown as T[];

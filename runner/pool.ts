@@ -1,5 +1,6 @@
 // The function pool: runs user-written function code (function blocks, condition expressions) in a
-// Piscina worker-thread pool, each task in a fresh sandbox (runner/workers/function.ts). This side owns
+// Piscina worker-thread pool, each task in a sandbox of its own (runner/workers/function.ts; a worker keeps
+// a warm one for the same code of the same owner, runner/workers/sandbox-contexts.ts). This side owns
 // what a sandbox cannot do for itself: the memory limits (worker `resourceLimits` for the V8 heap, a poll
 // of each busy worker's ArrayBuffer memory, which lives outside that heap), the time limit of a run that
 // never returns to the worker's event loop (by terminating that worker), cancellation, and admission, so
@@ -22,6 +23,12 @@ export interface FunctionTask {
   scope: Record<string, unknown>;
   /** Wall-clock limit for the whole task, sync and async parts. */
   timeoutMs: number;
+  /**
+   * Whose code this is (the workspace's id): runs of the same code for the same owner may reuse a warm
+   * sandbox, whose global object is put back between runs (runner/workers/sandbox-contexts.ts). Without
+   * it, every run gets a context no code has run in.
+   */
+  owner?: string;
 }
 
 /**
@@ -120,7 +127,8 @@ export function createFunctionPool(options: FunctionPoolOptions = {}): FunctionP
     }
     try {
       const timeoutMs = Math.ceil(task.timeoutMs);
-      const workerTask = { code: task.code, language: task.language, scope, timeoutMs, slot };
+      const reuseKey = task.owner ?? null;
+      const workerTask = { code: task.code, language: task.language, scope, timeoutMs, slot, reuseKey };
       return await dispatch(workerTask, signal);
     } finally {
       slots.release(slot);

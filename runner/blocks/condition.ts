@@ -39,6 +39,7 @@ export const conditionBlock: BlockType<z.output<typeof schema>> = {
           code: `return !!(${expression});`,
           language: 'javascript',
           scope: ctx.scope,
+          owner: ctx.workspaceId,
           timeoutMs: ctx.settings.functionTimeoutMs,
         },
         ctx.signal,

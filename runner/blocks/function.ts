@@ -22,6 +22,7 @@ export const functionBlock: BlockType<z.output<typeof schema>> = {
         code: ctx.substituteCode(config.code),
         language: config.language,
         scope: ctx.scope,
+        owner: ctx.workspaceId,
         timeoutMs: config.timeoutMs ?? ctx.settings.functionTimeoutMs,
       },
       ctx.signal,

@@ -1,5 +1,6 @@
 // The worker module of the function pool (runner/pool.ts): runs one user function body (a workflow's
-// function block) per task, in a fresh node:vm context that holds only Web-standard globals. Those globals
+// function block) per task, in a node:vm context that holds only Web-standard globals (a new one, or one
+// kept warm for the same code of the same workspace: runner/workers/sandbox-contexts.ts). Those globals
 // are sandbox-realm code (runner/workers/sandbox-prelude.ts); whatever they need from the host (network,
 // URL parsing, Web Crypto, timers, console) crosses a narrow bridge, defined here, that carries only
 // primitives, so no host object (whose `.constructor.constructor` is the host's `Function`, and so
@@ -36,7 +37,8 @@ import {
   RefusedDestinationError,
   vetHost,
 } from '../blocks/network-guard.ts';
-import { type Bridge, sandboxPrelude } from './sandbox-prelude.ts';
+import { type Sandbox, sandboxContexts } from './sandbox-contexts.ts';
+import type { Bridge } from './sandbox-prelude.ts';
 
 /** What the pool posts to a worker. `scope` is JSON text: it is parsed inside the sandbox's own realm. */
 export interface WorkerTask {
@@ -46,6 +48,11 @@ export interface WorkerTask {
   timeoutMs: number;
   /** The pool's admission slot, under which this worker registers itself for the memory watch. */
   slot: number;
+  /**
+   * Runs of the same code with the same key may reuse a warm context (runner/workers/sandbox-contexts.ts):
+   * the workspace's id, never shared between workspaces. Null: a context no code has run in.
+   */
+  reuseKey: string | null;
 }
 
 /**
@@ -277,15 +284,26 @@ process.on('unhandledRejection', () => {});
 // The task
 
 export default async function runFunction(task: WorkerTask): Promise<WorkerOutcome> {
-  registerSlot(task.slot);
+  const heap = getHeapStatistics();
+  registerSlot(task.slot, heap.external_memory);
+  sandboxes.checkHeap(heap);
+  // Code run once only (a reference substituted into it makes it new every time) is not worth a warm
+  // context; code this worker has compiled before is.
+  const seen = scriptCaches[task.language]?.has(task.code) === true;
   let script: vm.Script;
   try {
     script = compile(task.code, task.language);
   } catch (error) {
     return { ok: false, error: compileErrorMessage(error), logs: [] };
   }
+  const key =
+    seen && typeof task.reuseKey === 'string' ? `${task.reuseKey}\n${task.language}\n${task.code}` : null;
   return new Promise<WorkerOutcome>((resolve) => {
-    const execution = createExecution(task, resolve);
+    const execution = createExecution(task, key, resolve);
+    if (!execution) {
+      resolve({ ok: false, error: 'Function execution failed inside the sandbox', logs: [] });
+      return;
+    }
     current = execution;
     run(execution, script);
   });
@@ -294,6 +312,7 @@ export default async function runFunction(task: WorkerTask): Promise<WorkerOutco
 interface Execution {
   timeoutMs: number;
   deadline: number;
+  sandbox: Sandbox<Execution>;
   context: vm.Context;
   /** The context's own TypeError, captured before user code runs (for errors the host raises inside). */
   contextTypeError: TypeErrorConstructor;
@@ -311,6 +330,8 @@ interface Execution {
   deadlineTimer: NodeJS.Timeout | undefined;
   pumpScheduled: boolean;
   done: boolean;
+  /** Ended by its own settle (returned or threw) with no host work pending: its context may serve again. */
+  clean: boolean;
   resolve(outcome: WorkerOutcome): void;
 }
 
@@ -324,10 +345,10 @@ const startTable = (workerData as WorkerData | undefined)?.startedAt
   ? new BigInt64Array((workerData as WorkerData).startedAt)
   : null;
 
-function registerSlot(slot: number): void {
+function registerSlot(slot: number, externalMemory: number): void {
   const at = slot * SLOT_FIELDS;
   if (!slotTable || !Number.isInteger(slot) || at < 0 || at + SLOT_FIELDS > slotTable.length) return;
-  Atomics.store(slotTable, at + 1, Math.floor(getHeapStatistics().external_memory / 1024));
+  Atomics.store(slotTable, at + 1, Math.floor(externalMemory / 1024));
   Atomics.store(slotTable, at, threadId);
 }
 
@@ -337,45 +358,28 @@ function markStarted(slot: number, now: number): void {
   Atomics.store(startTable, slot, BigInt(Math.floor(performance.timeOrigin + now)));
 }
 
-const newContext = () =>
-  vm.createContext(vm.constants.DONT_CONTEXTIFY, {
-    name: 'function',
-    microtaskMode: 'afterEvaluate',
-    importModuleDynamically: rejectDynamicImport,
-  });
+const sandboxes = sandboxContexts<Execution>({
+  bridge: createBridge,
+  entryName: ENTRY_NAME,
+  filename: SCRIPT_FILENAME,
+  importModuleDynamically: rejectDynamicImport,
+});
 
-// Making a context is most of a short function's cost (about half a millisecond). The next task's is
-// made once this one has been answered, while the worker would otherwise wait: a task arriving at an
-// idle worker starts at once. It is untouched until then (no code has run in it), so nothing of one
-// task can reach another through it.
-let spareContext: vm.Context | null = null;
-let spareScheduled = false;
-
-function takeContext(): vm.Context {
-  const context = spareContext ?? newContext();
-  spareContext = null;
-  return context;
-}
-
-function prepareSpareContext(): void {
-  if (spareContext || spareScheduled) return;
-  spareScheduled = true;
-  // After the outcome is posted (the pool hears of it in this turn's microtasks).
-  setImmediate(() => {
-    spareScheduled = false;
-    spareContext ??= newContext();
-  });
-}
-
-function createExecution(task: WorkerTask, resolve: (outcome: WorkerOutcome) => void): Execution {
-  const context = takeContext();
+function createExecution(
+  task: WorkerTask,
+  key: string | null,
+  resolve: (outcome: WorkerOutcome) => void,
+): Execution | null {
+  const sandbox = sandboxes.take(key, task.scope);
+  if (!sandbox) return null;
   const now = performance.now();
   markStarted(task.slot, now);
   const execution: Execution = {
     timeoutMs: task.timeoutMs,
     deadline: now + task.timeoutMs,
-    context,
-    contextTypeError: (context as { TypeError: TypeErrorConstructor }).TypeError,
+    sandbox,
+    context: sandbox.context,
+    contextTypeError: sandbox.contextTypeError,
     logs: [],
     logBytes: 0,
     logsDropped: false,
@@ -388,10 +392,10 @@ function createExecution(task: WorkerTask, resolve: (outcome: WorkerOutcome) => 
     deadlineTimer: undefined,
     pumpScheduled: false,
     done: false,
+    clean: false,
     resolve,
   };
-  const prelude = PRELUDE_SCRIPT.runInContext(context) as typeof sandboxPrelude;
-  prelude(createBridge(execution), { scope: task.scope, entryName: ENTRY_NAME, filename: SCRIPT_FILENAME });
+  sandbox.execution = execution;
   return execution;
 }
 
@@ -411,6 +415,12 @@ function runInContext(execution: Execution, script: vm.Script): void {
   } catch {
     // Only the host can throw here: neither the entry call nor a microtask drain lets user errors escape.
     finish(execution, { ok: false, error: 'Function execution failed inside the sandbox', logs: [] });
+    return;
+  }
+  // Settled in this run: the microtasks queued after the settle have run too, so the context is idle.
+  if (execution.clean) {
+    execution.clean = false;
+    sandboxes.release(execution.sandbox);
     return;
   }
   if (!execution.done && execution.pending === 0) {
@@ -441,9 +451,10 @@ function finishTimedOut(execution: Execution): void {
   });
 }
 
-function finish(execution: Execution, outcome: WorkerOutcome): void {
+function finish(execution: Execution, outcome: WorkerOutcome, settled = false): void {
   if (execution.done) return;
   execution.done = true;
+  execution.clean = settled && execution.pending === 0;
   if (current === execution) current = null;
   clearTimeout(execution.deadlineTimer);
   // Pending timers and requests must not outlive the task.
@@ -453,7 +464,7 @@ function finish(execution: Execution, outcome: WorkerOutcome): void {
   execution.keys.clear();
   if (execution.logsDropped) execution.logs.push('[console output truncated]');
   execution.resolve({ ...outcome, logs: execution.logs });
-  prepareSpareContext();
+  sandboxes.prepareSpare();
 }
 
 function rejectDynamicImport(): never {
@@ -528,14 +539,16 @@ function compileErrorMessage(error: unknown): string {
 // The bridge: host functions the prelude closes over. They take and return primitives only, never throw,
 // and call back into the context only through resolving functions, each followed by a pump.
 
-function createBridge(execution: Execution): Bridge {
+/** Made once per context; each call acts for the task the context serves at the time. */
+function createBridge(sandbox: Sandbox<Execution>): Bridge {
+  const task = () => sandbox.execution as Execution;
   return {
-    log: (level, text) => appendLog(execution, level, text),
-    settle: (ok, text) => settle(execution, ok, text),
-    setTimer: (ms, fire) => setTimer(execution, ms, fire),
-    clearTimer: (id) => clearTimer(execution, id),
-    fetch: (request, resolve, reject) => void bridgeFetch(execution, request, resolve, reject),
-    subtle: (method, args, resolve, reject) => void bridgeSubtle(execution, method, args, resolve, reject),
+    log: (level, text) => appendLog(task(), level, text),
+    settle: (ok, text) => settle(task(), ok, text),
+    setTimer: (ms, fire) => setTimer(task(), ms, fire),
+    clearTimer: (id) => clearTimer(task(), id),
+    fetch: (request, resolve, reject) => void bridgeFetch(task(), request, resolve, reject),
+    subtle: (method, args, resolve, reject) => void bridgeSubtle(task(), method, args, resolve, reject),
     url: (input, base) => parseUrl(input, base),
     urlSet: (href, part, value) => setUrlPart(href, part, value),
     randomBytes: (length) => randomLatin1(length),
@@ -545,7 +558,9 @@ function createBridge(execution: Execution): Bridge {
 
 function settle(execution: Execution, ok: boolean, text: string): void {
   if (typeof text !== 'string') return;
-  finish(execution, ok === true ? { ok: true, json: text, logs: [] } : { ok: false, error: text, logs: [] });
+  const outcome: WorkerOutcome =
+    ok === true ? { ok: true, json: text, logs: [] } : { ok: false, error: text, logs: [] };
+  finish(execution, outcome, true);
 }
 
 function appendLog(execution: Execution, level: string, text: string): boolean {
@@ -772,13 +787,8 @@ function randomLatin1(length: number): string {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// The scripts every context runs: the prelude (runner/workers/sandbox-prelude.ts, whose source text is
-// evaluated in the context) and the empty script whose only effect is draining the context's microtasks.
+// The empty script whose only effect is draining a context's microtasks.
 
-const PRELUDE_SCRIPT = new vm.Script(`'use strict';(${sandboxPrelude.toString()})`, {
-  filename: 'sandbox-prelude.js',
-  importModuleDynamically: rejectDynamicImport,
-});
 const PUMP_SCRIPT = new vm.Script('', {
   filename: 'sandbox-pump.js',
   importModuleDynamically: rejectDynamicImport,

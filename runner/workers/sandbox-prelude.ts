@@ -2,10 +2,12 @@
 // vm context (Function.prototype.toString of type-stripped TypeScript is plain JavaScript). It therefore
 // references nothing outside itself but types: it runs in another realm.
 //
-// It captures the intrinsics it relies on before user code can replace them, defines the Web globals
-// (fetch, URL, Web Crypto, timers, console and the rest), the read-only scope variables, and the one-shot
-// entry the compiled user script calls. Whatever needs the host goes through `Bridge` (host functions in
-// runner/workers/function.ts) and carries primitives only: no host object ever reaches user code.
+// It captures the intrinsics it relies on before user code can replace them and defines the Web globals
+// (fetch, URL, Web Crypto, timers, console and the rest); then, for each task run in the context, `begin`
+// defines the read-only scope variables and the one-shot entry the compiled user script calls, and `end`
+// puts the global object back as it was before the first task. Whatever needs the host goes through
+// `Bridge` (host functions in runner/workers/function.ts) and carries primitives only: no host object ever
+// reaches user code.
 
 /** Host functions: primitives in and out, never throwing; results come back through resolving functions. */
 export interface Bridge {
@@ -27,18 +29,41 @@ export interface Bridge {
 }
 
 export interface PreludeOptions {
-  /** The scope variables, as JSON text. */
-  scope: string;
   /** The global the compiled user script calls with the user's function. */
   entryName: string;
   /** The user script's file name: stack traces keep only its frames. */
   filename: string;
 }
 
-export function sandboxPrelude(host: Bridge, options: PreludeOptions): void {
-  const { scope: scopeJson, entryName, filename } = options;
+/**
+ * The host's handles on a prepared context. Both run only intrinsics captured before any user code ran
+ * (user code may have replaced the live ones in an earlier task), and answer false, rather than throw,
+ * when the context cannot serve another task.
+ */
+export interface SandboxControls {
+  /** Readies the context for a task: its scope variables (JSON text) and a fresh entry, timers, console. */
+  begin(scope: string): boolean;
+  /** Puts the global object back as the prelude left it: drops added globals, restores replaced ones. */
+  end(): boolean;
+}
+
+export function sandboxPrelude(host: Bridge, options: PreludeOptions): SandboxControls {
+  const { entryName, filename } = options;
   const g = globalThis as unknown as Record<string, unknown>;
-  const { apply, defineProperty, deleteProperty, ownKeys } = Reflect;
+  const {
+    apply,
+    defineProperty,
+    deleteProperty,
+    getOwnPropertyDescriptor,
+    getPrototypeOf,
+    isExtensible,
+    ownKeys,
+    setPrototypeOf,
+  } = Reflect;
+  const objectKeys = Object.keys;
+  const CtxSet = Set;
+  const setHas = Set.prototype.has;
+  const regExpExec = RegExp.prototype.exec;
   const jsonStringify = JSON.stringify;
   const jsonParse = JSON.parse;
   const fromCharCode = String.fromCharCode;
@@ -175,7 +200,7 @@ export function sandboxPrelude(host: Bridge, options: PreludeOptions): void {
   // Timers ------------------------------------------------------------------------------------------------
 
   // Sandbox timer id → host timer id; an entry exists while the timer is armed.
-  const timers = new CtxMap<number, number>();
+  let timers = new CtxMap<number, number>();
   let nextTimerId = 1;
 
   function arm(id: number, callback: () => void, delay: number, repeat: boolean): void {
@@ -1305,27 +1330,80 @@ export function sandboxPrelude(host: Bridge, options: PreludeOptions): void {
   deleteProperty(g, 'SharedArrayBuffer');
   deleteProperty(g, 'WebAssembly');
 
-  // Scope variables: JSON parsed here, so they are objects of this realm; read-only, as the spec says.
-  const parsed: unknown = jsonParse(scopeJson);
-  const scope = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as Record<string, unknown>;
-  for (const name of Object.keys(scope)) {
-    if (!/^[A-Za-z_$][\w$]*$/.test(name) || name in g) continue;
-    defineProperty(g, name, { value: scope[name], writable: false, configurable: false, enumerable: true });
+  // What `end` restores: the global object as it is now, before any user code ran. A scope variable or a
+  // global that user code adds is dropped; a replaced or deleted one is put back (non-configurable ones
+  // cannot change). Built-ins changed in place (a prototype's method, say) are not tracked: a context is
+  // only ever reused for the same code in the same workspace (see runner/workers/function.ts).
+  const globalPrototype = getPrototypeOf(g);
+  const baselineKeys = new CtxSet<PropertyKey>(ownKeys(g));
+  const restorable: { key: PropertyKey; descriptor: PropertyDescriptor }[] = [];
+  for (const key of ownKeys(g)) {
+    const descriptor = getOwnPropertyDescriptor(g, key) as PropertyDescriptor;
+    if (descriptor.configurable)
+      restorable.push({ key, descriptor: { __proto__: null, ...descriptor } as PropertyDescriptor });
+  }
+  // Names a scope variable may not take: whatever the global object has, own or inherited.
+  const reserved = new CtxSet<PropertyKey>();
+  for (let o: object | null = g; o !== null; o = getPrototypeOf(o))
+    for (const key of ownKeys(o)) reserved.add(key);
+  const identifier = /^[A-Za-z_$][\w$]*$/;
+  // Descriptors without a prototype: an inherited `get` or `value` (Object.prototype polluted by an
+  // earlier task) cannot leak into them.
+  const readOnly = (value: unknown): PropertyDescriptor =>
+    ({ __proto__: null, value, writable: false, configurable: true, enumerable: true }) as PropertyDescriptor;
+
+  function begin(scopeJson: string): boolean {
+    try {
+      timers = new CtxMap<number, number>();
+      nextTimerId = 1;
+      consoleOpen = true;
+      // Scope variables: JSON parsed here, so they are objects of this realm; read-only, as the spec says.
+      const parsed: unknown = jsonParse(scopeJson);
+      const scope = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as Record<string, unknown>;
+      const names = objectKeys(scope);
+      for (let i = 0; i < names.length; i++) {
+        const name = names[i] as string;
+        if (apply(regExpExec, identifier, [name]) === null || apply(setHas, reserved, [name])) continue;
+        if (!defineProperty(g, name, readOnly(scope[name]))) return false;
+      }
+      // The compiled user script calls this once with the user's async function.
+      let started = false;
+      const entry = (userFunction: () => Promise<unknown>) => {
+        deleteProperty(g, entryName);
+        if (started) return;
+        started = true;
+        try {
+          then(userFunction(), succeed, fail);
+        } catch (error) {
+          fail(error);
+        }
+      };
+      return defineProperty(g, entryName, {
+        __proto__: null,
+        value: entry,
+        configurable: true,
+      } as PropertyDescriptor);
+    } catch {
+      return false;
+    }
   }
 
-  // The compiled user script calls this once with the user's async function.
-  let started = false;
-  defineProperty(g, entryName, {
-    configurable: true,
-    value: (userFunction: () => Promise<unknown>) => {
-      deleteProperty(g, entryName);
-      if (started) return;
-      started = true;
-      try {
-        then(userFunction(), succeed, fail);
-      } catch (error) {
-        fail(error);
+  function end(): boolean {
+    try {
+      const keys = ownKeys(g);
+      for (let i = 0; i < keys.length; i++) {
+        const key = keys[i] as PropertyKey;
+        if (!apply(setHas, baselineKeys, [key]) && !deleteProperty(g, key)) return false;
       }
-    },
-  });
+      for (let i = 0; i < restorable.length; i++) {
+        const entry = restorable[i] as (typeof restorable)[number];
+        if (!defineProperty(g, entry.key, entry.descriptor)) return false;
+      }
+      return setPrototypeOf(g, globalPrototype) && isExtensible(g);
+    } catch {
+      return false;
+    }
+  }
+
+  return { begin, end };
 }

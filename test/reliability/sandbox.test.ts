@@ -373,3 +373,30 @@ describe('sandbox escape catalogue', () => {
     expect(after.body.output.health).toEqual({ ...(baseline as object), n: 42 });
   });
 });
+
+describe('warm contexts', () => {
+  // The code marks a built-in in place, which a warm context keeps for the next run of the same code in
+  // the same workspace (runner/workers/sandbox-contexts.ts): each run reports whether it found the mark.
+  const MARKER = 'const found = typeof [].mark; Array.prototype.mark = 1; return found';
+
+  it('are kept for the same code in the same workspace and never shared with another', async () => {
+    const other = await createTenant(svc.admin, { plan: 'enterprise' });
+    const ours = await deployWorkflow(svc.admin, tenant.workspace.id, {
+      blocks: [{ id: 'mark', type: 'function', code: MARKER }],
+    });
+    const theirs = await deployWorkflow(svc.admin, other.workspace.id, {
+      blocks: [{ id: 'mark', type: 'function', code: MARKER }],
+    });
+    const found = async (id: string, key: string) => {
+      const res = await svc.call('POST', `/api/workflows/${id}/execute`, { key, body: { inputs: {} } });
+      expect(res.body).toMatchObject({ success: true });
+      return res.body.output.mark as string;
+    };
+    const seen = [];
+    for (let i = 0; i < 3; i++) seen.push(await found(ours, tenant.key));
+    for (let i = 0; i < 3; i++) seen.push(await found(theirs, other.key));
+    // The worker keeps no context for code it runs the first time; from the third run on, each finds the
+    // mark of the one before. The other workspace's first run of the same code starts clean.
+    expect(seen).toEqual(['undefined', 'undefined', 'number', 'undefined', 'number', 'number']);
+  });
+});

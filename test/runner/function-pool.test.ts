@@ -164,13 +164,160 @@ describe('TypeScript', () => {
 });
 
 describe('isolation', () => {
-  it('gives every execution a fresh context', async () => {
+  it('gives every execution without an owner a fresh context', async () => {
     const first = await solo.run(
       task('globalThis.leak = 1; Object.prototype.polluted = 1; Array.prototype.push = null'),
     );
     expect(first.ok).toBe(true);
     const second = await solo.run(task('return [typeof leak, ({}).polluted ?? null, typeof [].push]'));
     expect(second).toMatchObject({ ok: true, value: ['undefined', null, 'function'] });
+  });
+
+  // Code a worker has run before, for the same owner, may run in the context its last run left: a
+  // built-in changed in place (a prototype's method) shows that it did.
+  const MARK = 'const before = typeof [].mark; Array.prototype.mark = 1;';
+
+  /** Three runs of the code for one owner on one worker; the second (kept warm) with `inputs[flag]` set. */
+  async function warmRuns(code: string, owner: string, flag: string): Promise<FunctionOutcome[]> {
+    const runs: FunctionOutcome[] = [];
+    for (const n of [1, 2, 3]) {
+      runs.push(await solo.run(task(code, { owner, scope: { inputs: { n, [flag]: n === 2 } } })));
+    }
+    return runs;
+  }
+
+  it('reuses a warm context for the same code and owner only, its global object put back', async () => {
+    const code = `${MARK} const hidden = Symbol.for('hidden');
+      const seen = [typeof leak, typeof fetch, typeof URL, typeof stale, typeof counter, typeof globalThis[hidden]];
+      globalThis.leak = inputs.n; fetch = 1; delete globalThis.URL; counter = 1;
+      Object.defineProperty(globalThis, hidden, { value: 1, configurable: true });
+      return [before, ...seen]`;
+    // leak, fetch, URL, stale, counter, hidden: as a run that finds the global object as it should be.
+    const clean = ['undefined', 'function', 'function', 'undefined', 'undefined', 'undefined'];
+    const runs = [];
+    for (const [n, owner] of [
+      [1, 'ws-a'],
+      [2, 'ws-a'],
+      [3, 'ws-a'],
+      [4, 'ws-b'],
+      [5, 'ws-a'],
+    ] as const) {
+      const scope = n === 2 ? { inputs: { n }, stale: true } : { inputs: { n } };
+      runs.push(await solo.run(task(code, { owner, scope })));
+    }
+    // First sight of the code: a fresh context, not kept. Second: fresh, kept. Third: the warm one,
+    // without the second's globals or scope. Another owner: a context of its own.
+    expect(runs.map((r) => r.ok && r.value)).toEqual([
+      ['undefined', ...clean],
+      ['undefined', 'undefined', 'function', 'function', 'boolean', 'undefined', 'undefined'],
+      ['number', ...clean],
+      ['undefined', ...clean],
+      ['number', ...clean],
+    ]);
+    // Other code of the same owner, and the same code without an owner, never see it.
+    expect(await solo.run(task('return typeof [].mark', { owner: 'ws-a' }))).toMatchObject({
+      value: 'undefined',
+    });
+    for (let i = 0; i < 2; i++) {
+      expect(await solo.run(task(code, { scope: { inputs: { n: i } } }))).toMatchObject({
+        value: ['undefined', ...clean],
+      });
+    }
+  });
+
+  it('drops a context whose run did not end cleanly, or whose globals cannot be put back', async () => {
+    const code = `${MARK}
+      if (inputs.how === 'wait') await new Promise((resolve) => setTimeout(resolve, 10_000));
+      if (inputs.how === 'pending') setTimeout(() => {}, 10_000);
+      if (inputs.how === 'pin') Object.defineProperty(globalThis, 'pinned', { value: 1 });
+      if (inputs.how === 'pin-scope') Object.defineProperty(globalThis, 'inputs', { value: 'mine', configurable: false });
+      if (inputs.how === 'freeze') Object.preventExtensions(globalThis);
+      if (inputs.how === 'throw') throw new Error('thrown');
+      return [before, typeof pinned, typeof inputs]`;
+    const once = (how: string) =>
+      solo.run(task(code, { owner: 'ws-drop', scope: { inputs: { how } }, timeoutMs: 300 }));
+    const fresh = { ok: true, value: ['undefined', 'undefined', 'object'] };
+    expect(await once('')).toMatchObject(fresh);
+    expect(await once('')).toMatchObject(fresh);
+    for (const how of ['wait', 'pending', 'pin', 'pin-scope', 'freeze']) {
+      // Each runs warm (the run before kept its context), then leaves its context unfit for another.
+      const spoiled = await once(how);
+      if (how === 'wait') expect(spoiled).toMatchObject({ ok: false, error: /time limit/ });
+      else
+        expect(spoiled).toMatchObject({
+          ok: true,
+          value: ['number', expect.any(String), expect.any(String)],
+        });
+      expect(await once('')).toMatchObject(fresh);
+    }
+    // A run that throws ended by itself: its context serves the next.
+    expect(await once('throw')).toMatchObject({ ok: false, error: 'Error: thrown' });
+    expect(await once('')).toMatchObject({ ok: true, value: ['number', 'undefined', 'object'] });
+  });
+
+  it('reaches no host object when an earlier run replaced the built-ins the sandbox uses', async () => {
+    // The second run (kept warm) replaces built-ins the sandbox's set-up and Web globals might call; each
+    // replacement probes what it is called with for a host object. The third run, in that context, uses
+    // the globals: no host object may reach a replacement.
+    const code = `
+      const probe = (v) => { try { return v.constructor.constructor('return typeof process')() } catch { return 'threw' } };
+      const log = Array.prototype.log ?? (Array.prototype.log = { calls: 0, found: '' });
+      if (inputs.trap) {
+        const apply = Reflect.apply;
+        const record = (v) => {
+          if ((typeof v === 'object' && v !== null) || typeof v === 'function') {
+            const found = probe(v);
+            if (found !== 'undefined' && found !== 'threw') log.found += found;
+          }
+        };
+        const trap = (original) => function () {
+          log.calls++;
+          record(this);
+          for (let i = 0; i < arguments.length; i++) record(arguments[i]);
+          return apply(original, this, arguments);
+        };
+        const targets = [[Reflect, ['apply', 'defineProperty', 'deleteProperty', 'ownKeys', 'getPrototypeOf', 'setPrototypeOf', 'isExtensible', 'getOwnPropertyDescriptor']],
+          [Object, ['keys', 'defineProperty', 'getOwnPropertyNames', 'freeze']], [JSON, ['parse', 'stringify']],
+          [Function.prototype, ['call', 'apply', 'bind']], [Promise.prototype, ['then', 'catch', 'finally']], [Promise, ['resolve']],
+          [Set.prototype, ['has', 'add']], [Map.prototype, ['get', 'set', 'delete', 'has']], [RegExp.prototype, ['exec', 'test']],
+          [Array.prototype, ['push', 'map', 'join', 'slice', Symbol.iterator]], [String.prototype, ['slice', 'replace', 'split']],
+          [Uint8Array.prototype, ['set', 'subarray']], [Math, ['max', 'min']]];
+        for (let t = 0; t < targets.length; t++) {
+          const owner = targets[t][0], names = targets[t][1];
+          for (let i = 0; i < names.length; i++) owner[names[i]] = trap(owner[names[i]]);
+        }
+      }
+      console.log('hello', { a: 1 });
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      const text = await (await fetch('data:text/plain,hi')).text();
+      const query = new URL('http://x/?q=1').searchParams.get('q');
+      const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode('x'));
+      return [inputs.n, text, query, digest.byteLength, crypto.randomUUID().length, log.calls > 0, log.found]`;
+    const runs = await warmRuns(code, 'ws-hostile', 'trap');
+    expect(runs[2]).toMatchObject({
+      ok: true,
+      value: [3, 'hi', '1', 32, 36, true, ''],
+      logs: ['hello {"a":1}'],
+    });
+    await expectHealthy(solo);
+  });
+
+  it('gives each run its own read-only scope even after an earlier run polluted property descriptors', async () => {
+    const code = `if (inputs.pollute) {
+        Object.defineProperty(Object.prototype, 'get', { get() { return undefined }, configurable: true });
+        Object.prototype.value = 'polluted';
+        Object.prototype.writable = true;
+      }
+      const leaked = Object.hasOwn(globalThis, 'leak');
+      globalThis.leak = 1;
+      const own = Object.getOwnPropertyDescriptor(globalThis, 'inputs');
+      return [inputs.n, Object.hasOwn(own, 'value') && own.value.n, own.writable, leaked]`;
+    const runs = await warmRuns(code, 'ws-pollute', 'pollute');
+    expect(runs.map((r) => r.ok && r.value)).toEqual([
+      [1, 1, false, false],
+      [2, 2, false, false],
+      [3, 3, false, false],
+    ]);
   });
 
   it('runs cached code against each execution own scope', async () => {
