@@ -1,10 +1,11 @@
 // The function pool: runs user-written function code (function blocks, condition expressions) in a
 // Piscina worker-thread pool, each task in a sandbox of its own (runner/workers/function.ts; a worker keeps
-// a warm one for the same code of the same owner, runner/workers/sandbox-contexts.ts). This side owns
+// a warm one for the same function of the same owner, runner/workers/sandbox-contexts.ts). This side owns
 // what a sandbox cannot do for itself: the memory limits (worker `resourceLimits` for the V8 heap, a poll
 // of each busy worker's ArrayBuffer memory, which lives outside that heap), the time limit of a run that
 // never returns to the worker's event loop (by terminating that worker), cancellation, and admission, so
 // that a task only starts its clock once a thread is free for it.
+import { createHash } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import { parseAllowList } from './blocks/network-guard.ts';
@@ -24,11 +25,16 @@ export interface FunctionTask {
   /** Wall-clock limit for the whole task, sync and async parts. */
   timeoutMs: number;
   /**
-   * Whose code this is (the workspace's id): runs of the same code for the same owner may reuse a warm
-   * sandbox, whose global object is put back between runs (runner/workers/sandbox-contexts.ts). Without
-   * it, every run gets a context no code has run in.
+   * Whose code this is (the workspace's id): runs of the same source for the same owner may reuse a
+   * warm sandbox, whose global object is put back between runs (runner/workers/sandbox-contexts.ts).
+   * Without it, every run gets a context no code has run in.
    */
   owner?: string;
+  /**
+   * The code as written, when `code` is it with values substituted in (references become JSON literals):
+   * runs of one source share warm sandboxes whatever values they were given. Defaults to `code`.
+   */
+  source?: string;
 }
 
 /**
@@ -127,8 +133,14 @@ export function createFunctionPool(options: FunctionPoolOptions = {}): FunctionP
     }
     try {
       const timeoutMs = Math.ceil(task.timeoutMs);
-      const reuseKey = task.owner ?? null;
-      const workerTask = { code: task.code, language: task.language, scope, timeoutMs, slot, reuseKey };
+      const workerTask = {
+        code: task.code,
+        language: task.language,
+        scope,
+        timeoutMs,
+        slot,
+        reuseKey: reuseKey(task),
+      };
       return await dispatch(workerTask, signal);
     } finally {
       slots.release(slot);
@@ -210,6 +222,13 @@ function failure(error: string, started: number): FunctionOutcome {
 
 function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** Names the warm sandboxes a task may use: a digest, so that long code is not posted twice. */
+function reuseKey(task: FunctionTask): string | null {
+  if (task.owner === undefined) return null;
+  const what = JSON.stringify([task.owner, task.language, task.source ?? task.code]);
+  return createHash('sha256').update(what).digest('base64');
 }
 
 function poolDestroyed(): Error {

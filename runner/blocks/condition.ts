@@ -36,10 +36,11 @@ export const conditionBlock: BlockType<z.output<typeof schema>> = {
       }
       const outcome = await ctx.pool.run(
         {
-          code: `return !!(${expression});`,
+          code: asFunction(expression),
           language: 'javascript',
           scope: ctx.scope,
           owner: ctx.workspaceId,
+          source: asFunction(branch.if),
           timeoutMs: ctx.settings.functionTimeoutMs,
         },
         ctx.signal,
@@ -51,3 +52,5 @@ export const conditionBlock: BlockType<z.output<typeof schema>> = {
     return { output: { selected: null } };
   },
 };
+
+const asFunction = (expression: string) => `return !!(${expression});`;

@@ -23,6 +23,7 @@ export const functionBlock: BlockType<z.output<typeof schema>> = {
         language: config.language,
         scope: ctx.scope,
         owner: ctx.workspaceId,
+        source: config.code,
         timeoutMs: config.timeoutMs ?? ctx.settings.functionTimeoutMs,
       },
       ctx.signal,

@@ -1,6 +1,6 @@
 // The worker module of the function pool (runner/pool.ts): runs one user function body (a workflow's
 // function block) per task, in a node:vm context that holds only Web-standard globals (a new one, or one
-// kept warm for the same code of the same workspace: runner/workers/sandbox-contexts.ts). Those globals
+// kept warm for the same function of the same workspace: runner/workers/sandbox-contexts.ts). Those globals
 // are sandbox-realm code (runner/workers/sandbox-prelude.ts); whatever they need from the host (network,
 // URL parsing, Web Crypto, timers, console) crosses a narrow bridge, defined here, that carries only
 // primitives, so no host object (whose `.constructor.constructor` is the host's `Function`, and so
@@ -49,8 +49,8 @@ export interface WorkerTask {
   /** The pool's admission slot, under which this worker registers itself for the memory watch. */
   slot: number;
   /**
-   * Runs of the same code with the same key may reuse a warm context (runner/workers/sandbox-contexts.ts):
-   * the workspace's id, never shared between workspaces. Null: a context no code has run in.
+   * Runs with the same key may reuse a warm context (runner/workers/sandbox-contexts.ts): a digest of
+   * the owner (the workspace), the language and the code as written. Null: a context no code has run in.
    */
   reuseKey: string | null;
 }
@@ -287,19 +287,14 @@ export default async function runFunction(task: WorkerTask): Promise<WorkerOutco
   const heap = getHeapStatistics();
   registerSlot(task.slot, heap.external_memory);
   sandboxes.checkHeap(heap);
-  // Code run once only (a reference substituted into it makes it new every time) is not worth a warm
-  // context; code this worker has compiled before is.
-  const seen = scriptCaches[task.language]?.has(task.code) === true;
   let script: vm.Script;
   try {
     script = compile(task.code, task.language);
   } catch (error) {
     return { ok: false, error: compileErrorMessage(error), logs: [] };
   }
-  const key =
-    seen && typeof task.reuseKey === 'string' ? `${task.reuseKey}\n${task.language}\n${task.code}` : null;
   return new Promise<WorkerOutcome>((resolve) => {
-    const execution = createExecution(task, key, resolve);
+    const execution = createExecution(task, resolve);
     if (!execution) {
       resolve({ ok: false, error: 'Function execution failed inside the sandbox', logs: [] });
       return;
@@ -365,12 +360,8 @@ const sandboxes = sandboxContexts<Execution>({
   importModuleDynamically: rejectDynamicImport,
 });
 
-function createExecution(
-  task: WorkerTask,
-  key: string | null,
-  resolve: (outcome: WorkerOutcome) => void,
-): Execution | null {
-  const sandbox = sandboxes.take(key, task.scope);
+function createExecution(task: WorkerTask, resolve: (outcome: WorkerOutcome) => void): Execution | null {
+  const sandbox = sandboxes.take(typeof task.reuseKey === 'string' ? task.reuseKey : null, task.scope);
   if (!sandbox) return null;
   const now = performance.now();
   markStarted(task.slot, now);

@@ -1,21 +1,25 @@
 // The vm contexts a function-pool worker runs tasks in (runner/workers/function.ts). Making a context
-// and running the prelude in it is most of a short function's cost (about 0.5 ms of a 0.7 ms task), so a
+// and running the prelude in it is most of a short function's cost (0.75 ms of a 0.95 ms task), so a
 // context that ended its task cleanly is kept warm for the next run of the same code in the same workspace,
 // as a serverless platform keeps an instance warm for the same function:
-// - never shared between workspaces or between different code: a warm context is keyed by both;
+// - never shared between workspaces or between different code: a warm context is keyed by both (the code
+//   as written: runs of one function block share it whatever values references put into its code);
 // - between runs, the prelude's `end` puts the global object back (globals a run added are dropped,
 //   replaced ones restored), and `begin` gives the next run its own scope variables, entry, timers and
 //   console; built-ins a run changed in place (a prototype's method) stay changed for that code only;
 // - kept only after a run that settled by itself (returned or threw) with no host work left pending;
 //   a timed-out, cancelled or stuck run's context is dropped (a run that never returns takes the worker);
 // - at most MAX_WARM per worker, least recently used dropped first, each retired after MAX_USES runs, and
-//   all dropped when the worker's heap fills up, so a warm context never holds memory a task needs.
+//   all dropped when the worker's heap fills up, so a warm context never holds memory a task needs;
+// - none kept for a key the worker sees for the first time: code run once is not worth one.
 // Tasks without a reuse key always get a context no code has run in.
 import vm from 'node:vm';
 import { type Bridge, type SandboxControls, sandboxPrelude } from './sandbox-prelude.ts';
 
 const MAX_WARM = 16;
 const MAX_USES = 1000;
+// Keys seen lately (a key's first run leaves no context behind).
+const MAX_SEEN = 256;
 // Warm contexts are dropped when the heap in use passes this share of the worker's heap limit.
 const HEAP_SHARE = 0.25;
 
@@ -45,6 +49,7 @@ export function sandboxContexts<E>(options: SandboxOptions<E>) {
     importModuleDynamically: options.importModuleDynamically,
   });
   const warm = new Map<string, Sandbox<E>>();
+  const seen = new Set<string>();
   // A context made ahead, while the worker would otherwise wait: a task arriving at an idle worker, with
   // no warm context for it, starts at once. No code has run in it yet.
   let spare: Sandbox<E> | null = null;
@@ -83,14 +88,22 @@ export function sandboxContexts<E>(options: SandboxOptions<E>) {
    * one for `key`, if it takes the scope, else a fresh one. Null only if even a fresh one refused it.
    */
   function take(key: string | null, scope: string): Sandbox<E> | null {
-    const reused = key === null ? undefined : warm.get(key);
+    const known = key !== null && sawBefore(key);
+    const reused = known ? warm.get(key) : undefined;
     if (reused) {
       warm.delete(key as string);
       if (reused.controls.begin(scope)) return reused;
     }
     const sandbox = fresh();
-    sandbox.key = key;
+    sandbox.key = known ? key : null;
     return sandbox.controls.begin(scope) ? sandbox : null;
+  }
+
+  function sawBefore(key: string): boolean {
+    const known = seen.delete(key);
+    seen.add(key);
+    if (seen.size > MAX_SEEN) seen.delete(seen.values().next().value as string);
+    return known;
   }
 
   /** Keeps a context whose task settled by itself with nothing pending, if its globals can be put back. */

@@ -377,26 +377,31 @@ describe('sandbox escape catalogue', () => {
 describe('warm contexts', () => {
   // The code marks a built-in in place, which a warm context keeps for the next run of the same code in
   // the same workspace (runner/workers/sandbox-contexts.ts): each run reports whether it found the mark.
-  const MARKER = 'const found = typeof [].mark; Array.prototype.mark = 1; return found';
+  // The reference makes each run's code text different: runs of one block still share the context.
+  const MARKER = 'const found = typeof [].mark; Array.prototype.mark = <start.n>; return found';
+  const definition = {
+    inputs: { n: { type: 'number', required: true } },
+    blocks: [{ id: 'mark', type: 'function', code: MARKER }],
+  };
 
   it('are kept for the same code in the same workspace and never shared with another', async () => {
     const other = await createTenant(svc.admin, { plan: 'enterprise' });
-    const ours = await deployWorkflow(svc.admin, tenant.workspace.id, {
-      blocks: [{ id: 'mark', type: 'function', code: MARKER }],
-    });
-    const theirs = await deployWorkflow(svc.admin, other.workspace.id, {
-      blocks: [{ id: 'mark', type: 'function', code: MARKER }],
-    });
+    const ours = await deployWorkflow(svc.admin, tenant.workspace.id, definition);
+    const theirs = await deployWorkflow(svc.admin, other.workspace.id, definition);
+    let n = 0;
     const found = async (id: string, key: string) => {
-      const res = await svc.call('POST', `/api/workflows/${id}/execute`, { key, body: { inputs: {} } });
+      const res = await svc.call('POST', `/api/workflows/${id}/execute`, {
+        key,
+        body: { inputs: { n: n++ } },
+      });
       expect(res.body).toMatchObject({ success: true });
       return res.body.output.mark as string;
     };
     const seen = [];
     for (let i = 0; i < 3; i++) seen.push(await found(ours, tenant.key));
     for (let i = 0; i < 3; i++) seen.push(await found(theirs, other.key));
-    // The worker keeps no context for code it runs the first time; from the third run on, each finds the
-    // mark of the one before. The other workspace's first run of the same code starts clean.
-    expect(seen).toEqual(['undefined', 'undefined', 'number', 'undefined', 'number', 'number']);
+    // The worker keeps no context after a workspace's first run of the code; from the third run on, each
+    // finds the mark of the one before. The other workspace's runs of the same code start clean.
+    expect(seen).toEqual(['undefined', 'undefined', 'number', 'undefined', 'undefined', 'number']);
   });
 });

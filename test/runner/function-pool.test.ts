@@ -225,6 +225,22 @@ describe('isolation', () => {
     }
   });
 
+  it('shares a warm context between runs of one source, whatever values were substituted into it', async () => {
+    const source = `${MARK} return [before, <start.n>]`;
+    const run = (n: number, from = source) =>
+      solo.run(task(source.replace('<start.n>', String(n)), { owner: 'ws-source', source: from }));
+    const runs = [];
+    for (const n of [1, 2, 3, 4]) runs.push(await run(n));
+    expect(runs.map((r) => r.ok && r.value)).toEqual([
+      ['undefined', 1],
+      ['undefined', 2],
+      ['number', 3],
+      ['number', 4],
+    ]);
+    // The same code given as another source is another function.
+    expect(await run(5, 'other source')).toMatchObject({ value: ['undefined', 5] });
+  });
+
   it('drops a context whose run did not end cleanly, or whose globals cannot be put back', async () => {
     const code = `${MARK}
       if (inputs.how === 'wait') await new Promise((resolve) => setTimeout(resolve, 10_000));
