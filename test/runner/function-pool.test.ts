@@ -241,6 +241,24 @@ describe('isolation', () => {
     expect(await run(5, 'other source')).toMatchObject({ value: ['undefined', 5] });
   });
 
+  // Whether each run found the mark; with `big`, the run also leaves 48 MB on Array.prototype.
+  const marked = async (owner: string, big = false) => {
+    const code = `${MARK} if (inputs.big) Array.prototype.big = new Array(6e6).fill(1.5); return before`;
+    const outcome = await solo.run(task(code, { owner, scope: { inputs: { big } } }));
+    return outcome.ok ? outcome.value : outcome.error;
+  };
+
+  it('keeps at most 16 warm contexts per worker, and retires each after 1,000 runs', async () => {
+    // 17 owners, each run twice (the second run keeps its context): the first owner's is the one dropped.
+    for (let i = 0; i <= 16; i++) for (let j = 0; j < 2; j++) await marked(`lru-${i}`);
+    expect([await marked('lru-1'), await marked('lru-0')]).toEqual(['number', 'undefined']);
+
+    // Made by the second run, a context serves 1,000 runs: the 1,002nd starts in a new one.
+    const fresh: number[] = [];
+    for (let i = 1; i <= 1003; i++) if ((await marked('uses')) === 'undefined') fresh.push(i);
+    expect(fresh).toEqual([1, 2, 1002]);
+  });
+
   it('drops a context whose run did not end cleanly, or whose globals cannot be put back', async () => {
     const code = `${MARK}
       if (inputs.how === 'wait') await new Promise((resolve) => setTimeout(resolve, 10_000));
@@ -334,6 +352,18 @@ describe('isolation', () => {
       [2, 2, false, false],
       [3, 3, false, false],
     ]);
+  });
+
+  // Last of the warm-context tests: the dropped 48 MB stays in the heap until V8 collects it, and until
+  // then the worker keeps no warm context.
+  it('drops every warm context once one holds a quarter of the heap limit', async () => {
+    expect([await marked('lru-1'), await marked('heap'), await marked('heap')]).toEqual([
+      'number',
+      'undefined',
+      'undefined',
+    ]);
+    expect(await marked('heap', true)).toBe('number');
+    expect([await marked('heap'), await marked('lru-1')]).toEqual(['undefined', 'undefined']);
   });
 
   it('runs cached code against each execution own scope', async () => {
