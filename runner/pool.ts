@@ -95,6 +95,7 @@ export function createFunctionPool(options: FunctionPoolOptions = {}): FunctionP
     slots: slotTable.buffer as SharedArrayBuffer,
     startedAt: startTable.buffer as SharedArrayBuffer,
     httpAllowList,
+    memoryLimitBytes: memoryMb * 1024 * 1024,
   };
   const piscina = new Piscina<WorkerTask, WorkerOutcome>({
     filename: WORKER_URL,

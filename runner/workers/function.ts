@@ -73,6 +73,8 @@ export interface WorkerData {
    * that the sandbox's fetch may reach although they are loopback, private, link-local… Parsed once per worker.
    */
   httpAllowList?: string[];
+  /** A function's memory limit in bytes (the worker's V8 heap limit): warm contexts give way well before it. */
+  memoryLimitBytes?: number;
 }
 const SLOT_FIELDS = 2;
 
@@ -286,7 +288,7 @@ process.on('unhandledRejection', () => {});
 export default async function runFunction(task: WorkerTask): Promise<WorkerOutcome> {
   const heap = getHeapStatistics();
   registerSlot(task.slot, heap.external_memory);
-  sandboxes.checkHeap(heap);
+  sandboxes.checkHeap(heap.used_heap_size, memoryLimitBytes);
   let script: vm.Script;
   try {
     script = compile(task.code, task.language);
@@ -353,6 +355,8 @@ function markStarted(slot: number, now: number): void {
   Atomics.store(startTable, slot, BigInt(Math.floor(performance.timeOrigin + now)));
 }
 
+const memoryLimitBytes =
+  (workerData as WorkerData | undefined)?.memoryLimitBytes ?? getHeapStatistics().heap_size_limit;
 const sandboxes = sandboxContexts<Execution>({
   bridge: createBridge,
   entryName: ENTRY_NAME,

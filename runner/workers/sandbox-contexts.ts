@@ -10,7 +10,8 @@
 // - kept only after a run that settled by itself (returned or threw) with no host work left pending;
 //   a timed-out, cancelled or stuck run's context is dropped (a run that never returns takes the worker);
 // - at most MAX_WARM per worker, least recently used dropped first, each retired after MAX_USES runs, and
-//   all dropped when the worker's heap fills up, so a warm context never holds memory a task needs;
+//   all dropped when the worker's heap passes half a function's memory limit, so warm contexts never hold
+//   memory a task needs;
 // - none kept for a key the worker sees for the first time: code run once is not worth one.
 // Tasks without a reuse key always get a context no code has run in.
 import vm from 'node:vm';
@@ -20,8 +21,8 @@ const MAX_WARM = 16;
 const MAX_USES = 1000;
 // Keys seen lately (a key's first run leaves no context behind).
 const MAX_SEEN = 256;
-// Warm contexts are dropped when the heap in use passes this share of the worker's heap limit.
-const HEAP_SHARE = 0.25;
+// Warm contexts are dropped when the heap in use passes this share of a function's memory limit.
+const HEAP_SHARE = 0.5;
 
 export interface Sandbox<E> {
   context: vm.Context;
@@ -125,9 +126,9 @@ export function sandboxContexts<E>(options: SandboxOptions<E>) {
     });
   }
 
-  /** Called with the worker's heap figures before each task. */
-  function checkHeap(heap: { used_heap_size: number; heap_size_limit: number }): void {
-    if (warm.size && heap.used_heap_size > heap.heap_size_limit * HEAP_SHARE) warm.clear();
+  /** Called with the worker's heap in use before each task. */
+  function checkHeap(usedBytes: number, limitBytes: number): void {
+    if (warm.size && usedBytes > limitBytes * HEAP_SHARE) warm.clear();
   }
 
   return { take, release, prepareSpare, checkHeap };
