@@ -10,8 +10,8 @@
 // - kept only after a run that settled by itself (returned or threw) with no host work left pending;
 //   a timed-out, cancelled or stuck run's context is dropped (a run that never returns takes the worker);
 // - at most MAX_WARM per worker, least recently used dropped first, each retired after MAX_USES runs, and
-//   all dropped when the worker's heap passes half a function's memory limit, so warm contexts never hold
-//   memory a task needs;
+//   all dropped when the worker's heap (garbage included) passes three quarters of a function's memory
+//   limit, so warm contexts never hold much of the memory a task needs;
 // - none kept for a key the worker sees for the first time: code run once is not worth one.
 // Tasks without a reuse key always get a context no code has run in.
 import vm from 'node:vm';
@@ -22,7 +22,7 @@ const MAX_USES = 1000;
 // Keys seen lately (a key's first run leaves no context behind).
 const MAX_SEEN = 256;
 // Warm contexts are dropped when the heap in use passes this share of a function's memory limit.
-const HEAP_SHARE = 0.5;
+const HEAP_SHARE = 0.75;
 
 export interface Sandbox<E> {
   context: vm.Context;
