@@ -309,10 +309,8 @@ export default async function runFunction(task: WorkerTask): Promise<WorkerOutco
 interface Execution {
   timeoutMs: number;
   deadline: number;
+  /** The context it runs in, with that context's own TypeError. */
   sandbox: Sandbox<Execution>;
-  context: vm.Context;
-  /** The context's own TypeError, captured before user code runs (for errors the host raises inside). */
-  contextTypeError: TypeErrorConstructor;
   logs: string[];
   logBytes: number;
   logsDropped: boolean;
@@ -373,8 +371,6 @@ function createExecution(task: WorkerTask, resolve: (outcome: WorkerOutcome) => 
     timeoutMs: task.timeoutMs,
     deadline: now + task.timeoutMs,
     sandbox,
-    context: sandbox.context,
-    contextTypeError: sandbox.contextTypeError,
     logs: [],
     logBytes: 0,
     logsDropped: false,
@@ -406,7 +402,7 @@ function runInContext(execution: Execution, script: vm.Script): void {
     return;
   }
   try {
-    script.runInContext(execution.context);
+    script.runInContext(execution.sandbox.context);
   } catch {
     // Only the host can throw here: neither the entry call nor a microtask drain lets user errors escape.
     finish(execution, { ok: false, error: 'Function execution failed inside the sandbox', logs: [] });
@@ -473,7 +469,7 @@ function rejectDynamicImport(): never {
     schedulePump(execution);
   });
   // The rejection reason lands in user code, so it must be an object of the sandbox's realm.
-  throw new execution.contextTypeError('import() is not available in function code');
+  throw new execution.sandbox.contextTypeError('import() is not available in function code');
 }
 
 /** Dynamic import can only be refused with a sandbox-realm error when this flag is on (see pool.ts). */
