@@ -2,9 +2,10 @@
 // Piscina worker-thread pool, each task in a sandbox of its own (runner/workers/function.ts; a worker keeps
 // a warm one for the same function of the same owner, runner/workers/sandbox-contexts.ts). This side owns
 // what a sandbox cannot do for itself: the memory limits (worker `resourceLimits` for the V8 heap, a poll
-// of each busy worker's ArrayBuffer memory, which lives outside that heap), the time limit of a run that
-// never returns to the worker's event loop (by terminating that worker), cancellation, and admission, so
-// that a task only starts its clock once a thread is free for it.
+// of each busy worker's ArrayBuffer memory, which lives outside that heap, and of its heap limit, which
+// the heap guard raises once the heap has gone past it: runner/workers/heap-guard.ts), the time limit of
+// a run that never returns to the worker's event loop (by terminating that worker), cancellation, and
+// admission, so that a task only starts its clock once a thread is free for it.
 import { createHash } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
@@ -77,8 +78,9 @@ const DEFAULT_MEMORY_MB = 128;
 const MEMORY_POLL_MS = 25;
 // Timers take at most a signed 32-bit number of milliseconds.
 const MAX_TIMEOUT_MS = 2 ** 31 - 1 - START_MARGIN_MS;
-// Layout of WorkerData.slots, per slot: [thread id, external memory at task start in KiB].
-const SLOT_FIELDS = 2;
+// Layout of WorkerData.slots, per slot: [thread id, external memory at task start in KiB, heap limit
+// in KiB].
+const SLOT_FIELDS = 3;
 
 type StopReason = 'timeout' | 'cancelled' | 'memory';
 
@@ -280,7 +282,9 @@ function createSlots(size: number) {
 
 /**
  * Stops a task whose worker holds more ArrayBuffer memory than the limit (beyond what the worker held
- * when the task started). The worker registers its thread id in the task's slot when it starts the task.
+ * when the task started), or whose heap went past its limit: the heap guard then raised that limit, and
+ * lets the worker go on until stopped here (runner/workers/heap-guard.ts). The worker registers its thread
+ * id in the task's slot when it starts the task.
  */
 function createMemoryWatch(piscina: Piscina, slotTable: Int32Array, limitBytes: number) {
   const running = new Map<number, (reason: StopReason) => void>();
@@ -307,16 +311,18 @@ function createMemoryWatch(piscina: Piscina, slotTable: Int32Array, limitBytes: 
     const thread =
       threadId === 0 ? undefined : piscina.threads.find((worker) => worker.threadId === threadId);
     if (!thread) return;
-    let external: number;
+    let heap: { external_memory: number; heap_size_limit: number };
     try {
-      external = (await thread.getHeapStatistics()).external_memory;
+      heap = await thread.getHeapStatistics();
     } catch {
       return;
     }
     // The slot may have moved on to another task while the statistics were on their way.
     if (running.get(slot) !== stop || Atomics.load(slotTable, slot * SLOT_FIELDS) !== threadId) return;
-    const baseline = Atomics.load(slotTable, slot * SLOT_FIELDS + 1) * 1024;
-    if (external - baseline > limitBytes) stop('memory');
+    const externalAtStart = Atomics.load(slotTable, slot * SLOT_FIELDS + 1) * 1024;
+    const heapLimitKiB = Atomics.load(slotTable, slot * SLOT_FIELDS + 2);
+    if (heap.external_memory - externalAtStart > limitBytes) stop('memory');
+    else if (Math.floor(heap.heap_size_limit / 1024) > heapLimitKiB) stop('memory');
   }
 
   return { add, remove };

@@ -18,6 +18,8 @@
 // - The host only ever calls into the context through promise resolving functions (V8 built-ins) with
 //   primitive arguments, then pumps; it never calls a user function or reads a user object directly.
 // - Memory is the pool's job too (worker `resourceLimits`, a poll of ArrayBuffer memory): see runner/pool.ts.
+//   Past its heap limit, this worker goes on, with room to spare, until the pool stops it (the heap guard,
+//   runner/workers/heap-guard.ts); a function that ends in the meantime is not answered for.
 import { webcrypto } from 'node:crypto';
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
@@ -37,6 +39,7 @@ import {
   RefusedDestinationError,
   vetHost,
 } from '../blocks/network-guard.ts';
+import { installHeapGuard } from './heap-guard.ts';
 import { type Sandbox, sandboxContexts } from './sandbox-contexts.ts';
 import type { Bridge } from './sandbox-prelude.ts';
 
@@ -56,9 +59,10 @@ export interface WorkerTask {
 }
 
 /**
- * Given as `workerData` by the pool: per admission slot, the thread id running that slot's task and the
- * thread's external (ArrayBuffer) memory in KiB when the task started. Buffers live outside the V8 heap,
- * so `resourceLimits` does not bound them; the pool polls the worker's heap statistics instead.
+ * Given as `workerData` by the pool: per admission slot, the thread id running that slot's task, the
+ * thread's external (ArrayBuffer) memory in KiB when the task started, and its heap limit in KiB. Buffers
+ * live outside the V8 heap, so `resourceLimits` does not bound them; the pool polls the worker's heap
+ * statistics instead, which also show the heap limit rising once the heap guard let the heap past it.
  */
 export interface WorkerData {
   slots: SharedArrayBuffer;
@@ -76,7 +80,7 @@ export interface WorkerData {
   /** A function's memory limit in bytes (the worker's V8 heap limit): warm contexts give way well before it. */
   memoryLimitBytes?: number;
 }
-const SLOT_FIELDS = 2;
+const SLOT_FIELDS = 3;
 
 /** What a worker answers. `json` is the function's return value as JSON text. */
 export type WorkerOutcome =
@@ -344,6 +348,7 @@ function registerSlot(slot: number, externalMemory: number): void {
   const at = slot * SLOT_FIELDS;
   if (!slotTable || !Number.isInteger(slot) || at < 0 || at + SLOT_FIELDS > slotTable.length) return;
   Atomics.store(slotTable, at + 1, Math.floor(externalMemory / 1024));
+  Atomics.store(slotTable, at + 2, Math.floor(HEAP_LIMIT_BYTES / 1024));
   Atomics.store(slotTable, at, threadId);
 }
 
@@ -353,8 +358,10 @@ function markStarted(slot: number, now: number): void {
   Atomics.store(startTable, slot, BigInt(Math.floor(performance.timeOrigin + now)));
 }
 
-const memoryLimitBytes =
-  (workerData as WorkerData | undefined)?.memoryLimitBytes ?? getHeapStatistics().heap_size_limit;
+installHeapGuard();
+// The heap limit as `resourceLimits` set it: the heap guard raises it once the heap has gone past it.
+const HEAP_LIMIT_BYTES = getHeapStatistics().heap_size_limit;
+const memoryLimitBytes = (workerData as WorkerData | undefined)?.memoryLimitBytes ?? HEAP_LIMIT_BYTES;
 const sandboxes = sandboxContexts<Execution>({
   bridge: createBridge,
   entryName: ENTRY_NAME,
@@ -445,7 +452,10 @@ function finishTimedOut(execution: Execution): void {
 function finish(execution: Execution, outcome: WorkerOutcome, settled = false): void {
   if (execution.done) return;
   execution.done = true;
-  execution.clean = settled && execution.pending === 0;
+  // A function that went past the heap limit (the heap guard raised it) gets no answer: the pool, which
+  // polls the limit while the task runs, stops this worker and reports the memory limit.
+  const overLimit = getHeapStatistics().heap_size_limit > HEAP_LIMIT_BYTES;
+  execution.clean = settled && execution.pending === 0 && !overLimit;
   if (current === execution) current = null;
   clearTimeout(execution.deadlineTimer);
   // Pending timers and requests must not outlive the task.
@@ -453,6 +463,7 @@ function finish(execution: Execution, outcome: WorkerOutcome, settled = false): 
   execution.timers.clear();
   execution.abort?.abort();
   execution.keys.clear();
+  if (overLimit) return;
   if (execution.logsDropped) execution.logs.push('[console output truncated]');
   execution.resolve({ ...outcome, logs: execution.logs });
   sandboxes.prepareSpare();

@@ -1,0 +1,8 @@
+{
+  "targets": [
+    {
+      "target_name": "heap_guard",
+      "sources": ["heap-guard.cc"]
+    }
+  ]
+}
