@@ -23,7 +23,7 @@ import {
 } from './queues.ts';
 import { reconcileSchedules, scheduleJobHandler } from './schedule-jobs.ts';
 import { runnerSettings } from './settings.ts';
-import { heapGuardBuilt } from './workers/heap-guard.ts';
+import { heapGuardLoads } from './workers/heap-guard.ts';
 import { deadExecutionHandler, workflowJobHandler } from './workflow-jobs.ts';
 
 export interface Runner {
@@ -53,11 +53,13 @@ export async function startRunner(deps: {
     memoryMb: config.FUNCTION_MEMORY_MB,
     httpAllowList: config.HTTP_ALLOW_LIST,
   });
-  if (!heapGuardBuilt()) {
-    log.warn('heap guard not built: one function allocating a huge object can abort this runner', {
+  void heapGuardLoads().then((loads) => {
+    if (loads) return;
+    log.warn('heap guard not built for this Node', {
+      risk: 'a function allocating one huge object can abort this runner',
       fix: 'npm run build:native (needs Python 3, make and a C++ compiler)',
     });
-  }
+  });
   const ingestPool = createIngestPool({
     maxThreads: config.INGEST_CONCURRENCY,
     memoryMb: config.INGEST_MEMORY_MB,

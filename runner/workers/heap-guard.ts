@@ -4,30 +4,48 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { isMainThread } from 'node:worker_threads';
+import { isMainThread, Worker } from 'node:worker_threads';
 
 /** Where scripts/build-heap-guard.ts (node-gyp) writes the addon. */
 export const HEAP_GUARD_PATH = fileURLToPath(
   new URL('../native/build/Release/heap_guard.node', import.meta.url),
 );
 
-/** Whether the addon has been built (npm install builds it, when the machine has a C++ toolchain). */
-export function heapGuardBuilt(): boolean {
-  return existsSync(HEAP_GUARD_PATH);
-}
-
 /**
- * Installs the guard on this worker thread's isolate; false if the addon is not built or does not load.
- * Never on the main thread, whose heap would go on growing 2 GiB past its limit at a time with no pool to
- * stop it, nor on Deno, which sets no worker heap limits and whose binary is not the Node the addon is
- * built against.
+ * Installs the guard on this worker thread's isolate; false if the addon is not built or does not load
+ * (built for another Node: its ABI must match). Never on the main thread, whose heap would go on growing
+ * 2 GiB past its limit at a time with no pool to stop it, nor on Deno, which sets no worker heap limits
+ * and whose binary is not a Node the addon could be built against.
  */
 export function installHeapGuard(): boolean {
-  if (isMainThread || process.versions.deno !== undefined || !heapGuardBuilt()) return false;
+  if (isMainThread || onDeno() || !existsSync(HEAP_GUARD_PATH)) return false;
   try {
     createRequire(import.meta.url)(HEAP_GUARD_PATH);
     return true;
   } catch {
     return false;
   }
+}
+
+/** Whether a worker thread of this process can install the guard: it is built, and for this Node. */
+export async function heapGuardLoads(): Promise<boolean> {
+  if (onDeno() || !existsSync(HEAP_GUARD_PATH)) return false;
+  const probe = `import(${JSON.stringify(import.meta.url)}).then(
+    (guard) => require('node:worker_threads').parentPort.postMessage(guard.installHeapGuard()),
+    () => require('node:worker_threads').parentPort.postMessage(false),
+  )`;
+  const worker = new Worker(probe, { eval: true });
+  try {
+    return await new Promise<boolean>((resolve) => {
+      worker.once('message', (loaded) => resolve(loaded === true));
+      worker.once('error', () => resolve(false));
+      worker.once('exit', () => resolve(false));
+    });
+  } finally {
+    await worker.terminate();
+  }
+}
+
+function onDeno(): boolean {
+  return process.versions.deno !== undefined;
 }
