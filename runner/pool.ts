@@ -1,15 +1,15 @@
 // The function pool: runs user-written function code (function blocks, condition expressions) in a
 // Piscina worker-thread pool, each task in a sandbox of its own (runner/workers/function.ts; a worker keeps
 // a warm one for the same function of the same owner, runner/workers/sandbox-contexts.ts). This side owns
-// what a sandbox cannot do for itself: the memory limits (worker `resourceLimits` for the V8 heap, a poll
-// of each busy worker's ArrayBuffer memory, which lives outside that heap, and of its heap limit, which
-// the heap guard raises once the heap has gone past it: runner/workers/heap-guard.ts), the time limit of
+// what a sandbox cannot do for itself: the memory limits (worker `resourceLimits` for the V8 heap, and a
+// watch on each busy worker's heap limit and ArrayBuffer memory: runner/task-slots.ts), the time limit of
 // a run that never returns to the worker's event loop (by terminating that worker), cancellation, and
 // admission, so that a task only starts its clock once a thread is free for it.
 import { createHash } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import { parseAllowList } from './blocks/network-guard.ts';
+import { createMemoryWatch, createSlots, createSlotTable } from './task-slots.ts';
 // Types only: the worker module must not be loaded on this thread.
 import type { WorkerData, WorkerOutcome, WorkerTask } from './workers/function.ts';
 
@@ -75,12 +75,8 @@ const STOP_GRACE_MS = 100;
 // Threads above minThreads stay a while after a burst: starting one costs tens of milliseconds.
 const IDLE_TIMEOUT_MS = 30_000;
 const DEFAULT_MEMORY_MB = 128;
-const MEMORY_POLL_MS = 25;
 // Timers take at most a signed 32-bit number of milliseconds.
 const MAX_TIMEOUT_MS = 2 ** 31 - 1 - START_MARGIN_MS;
-// Layout of WorkerData.slots, per slot: [thread id, external memory at task start in KiB, heap limit
-// in KiB].
-const SLOT_FIELDS = 3;
 
 type StopReason = 'timeout' | 'cancelled' | 'memory';
 
@@ -88,7 +84,7 @@ export function createFunctionPool(options: FunctionPoolOptions = {}): FunctionP
   const maxThreads = Math.max(1, options.maxThreads ?? availableParallelism());
   const minThreads = Math.min(Math.max(0, options.minThreads ?? 1), maxThreads);
   const memoryMb = options.memoryMb ?? DEFAULT_MEMORY_MB;
-  const slotTable = new Int32Array(new SharedArrayBuffer(maxThreads * SLOT_FIELDS * 4));
+  const slotTable = createSlotTable(maxThreads);
   const startTable = new BigInt64Array(new SharedArrayBuffer(maxThreads * 8));
   const httpAllowList = [...(options.httpAllowList ?? [])];
   // Each worker parses the list again; a bad entry is reported here, not as every task failing.
@@ -174,8 +170,7 @@ export function createFunctionPool(options: FunctionPoolOptions = {}): FunctionP
     let backstop = setTimeout(watch, task.timeoutMs + STOP_GRACE_MS);
     const onCancel = () => stop('cancelled');
     signal?.addEventListener('abort', onCancel, { once: true });
-    Atomics.store(slotTable, task.slot * SLOT_FIELDS, 0);
-    memoryWatch.add(task.slot, stop);
+    memoryWatch.add(task.slot, () => stop('memory'));
     try {
       const outcome = await piscina.run(task, { signal: controller.signal });
       return fromWorker(outcome, started);
@@ -236,94 +231,4 @@ function reuseKey(task: FunctionTask): string | null {
 
 function poolDestroyed(): Error {
   return new Error('The function pool has been destroyed');
-}
-
-/**
- * At most `size` tasks in the workers at once, each holding a numbered slot; the rest wait here in
- * order. Piscina would queue them too, but a task waiting in Piscina's queue would already be running
- * down its backstop.
- */
-function createSlots(size: number) {
-  const free = Array.from({ length: size }, (_, i) => size - 1 - i);
-  const waiters: ((slot: number | null) => void)[] = [];
-
-  function tryAcquire(): number | null {
-    return free.pop() ?? null;
-  }
-
-  function acquire(signal?: AbortSignal): Promise<number | null> {
-    return new Promise((resolve) => {
-      const onAbort = () => {
-        const at = waiters.indexOf(grant);
-        if (at >= 0) waiters.splice(at, 1);
-        resolve(null);
-      };
-      const grant = (slot: number | null) => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve(slot);
-      };
-      waiters.push(grant);
-      signal?.addEventListener('abort', onAbort, { once: true });
-    });
-  }
-
-  function release(slot: number): void {
-    const next = waiters.shift();
-    if (next) next(slot);
-    else free.push(slot);
-  }
-
-  function close(): void {
-    for (const waiter of waiters.splice(0)) waiter(null);
-  }
-
-  return { tryAcquire, acquire, release, close };
-}
-
-/**
- * Stops a task whose worker holds more ArrayBuffer memory than the limit (beyond what the worker held
- * when the task started), or whose heap went past its limit: the heap guard then raised that limit, and
- * lets the worker go on until stopped here (runner/workers/heap-guard.ts). The worker registers its thread
- * id in the task's slot when it starts the task.
- */
-function createMemoryWatch(piscina: Piscina, slotTable: Int32Array, limitBytes: number) {
-  const running = new Map<number, (reason: StopReason) => void>();
-  let timer: NodeJS.Timeout | undefined;
-
-  function add(slot: number, stop: (reason: StopReason) => void): void {
-    running.set(slot, stop);
-    timer ??= setInterval(poll, MEMORY_POLL_MS).unref();
-  }
-
-  function remove(slot: number): void {
-    running.delete(slot);
-    if (running.size > 0) return;
-    clearInterval(timer);
-    timer = undefined;
-  }
-
-  function poll(): void {
-    for (const [slot, stop] of running) void check(slot, stop);
-  }
-
-  async function check(slot: number, stop: (reason: StopReason) => void): Promise<void> {
-    const threadId = Atomics.load(slotTable, slot * SLOT_FIELDS);
-    const thread =
-      threadId === 0 ? undefined : piscina.threads.find((worker) => worker.threadId === threadId);
-    if (!thread) return;
-    let heap: { external_memory: number; heap_size_limit: number };
-    try {
-      heap = await thread.getHeapStatistics();
-    } catch {
-      return;
-    }
-    // The slot may have moved on to another task while the statistics were on their way.
-    if (running.get(slot) !== stop || Atomics.load(slotTable, slot * SLOT_FIELDS) !== threadId) return;
-    const externalAtStart = Atomics.load(slotTable, slot * SLOT_FIELDS + 1) * 1024;
-    const heapLimitKiB = Atomics.load(slotTable, slot * SLOT_FIELDS + 2);
-    if (heap.external_memory - externalAtStart > limitBytes) stop('memory');
-    else if (Math.floor(heap.heap_size_limit / 1024) > heapLimitKiB) stop('memory');
-  }
-
-  return { add, remove };
 }

@@ -56,7 +56,7 @@ export async function startRunner(deps: {
   void heapGuardLoads().then((loads) => {
     if (loads) return;
     log.warn('heap guard not built for this Node', {
-      risk: 'a function allocating one huge object can abort this runner',
+      risk: 'a function or a document allocating one huge object can abort this runner',
       fix: 'npm run build:native (needs Python 3, make and a C++ compiler)',
     });
   });

@@ -1,4 +1,4 @@
-// Builds the function pool's heap guard (runner/native: a Node addon of a few lines, see heap-guard.cc)
+// Builds the pools' heap guard (runner/native: a Node addon of a few lines, see heap-guard.cc)
 // with node-gyp, which comes with npm and needs Python 3, make and a C++ compiler: `npm run build:native`,
 // and the postinstall step of `npm install`; then checks that a worker thread loads it. Node's headers are
 // taken from the running Node's own installation when it has them, so that the build needs no network;
@@ -31,8 +31,8 @@ if (process.argv.includes('--check')) {
     console.error(`Heap guard build failed: ${err instanceof Error ? err.message : String(err)}`);
     if (postinstall) {
       console.error(
-        '(the service still installs and runs, but one function allocating a huge object can abort its ' +
-          'runner; `npm run build:native` tries again)',
+        '(the service still installs and runs, but one function or document allocating a huge object can ' +
+          'abort its runner; `npm run build:native` tries again)',
       );
     } else {
       process.exitCode = 1;

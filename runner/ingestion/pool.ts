@@ -4,8 +4,9 @@
 // and its memory limit is sized for documents, not for user code.
 import { Piscina } from 'piscina';
 import { EMBEDDING_DIMENSIONS } from '../embeddings/embedder.ts';
+import { createMemoryWatch, createSlots, createSlotTable } from '../task-slots.ts';
 // Types only: the worker module must not be loaded on this thread.
-import type { ExtractResult, IngestTask } from '../workers/ingest.ts';
+import type { ExtractResult, IngestTask, IngestTaskData, IngestWorkerData } from '../workers/ingest.ts';
 import type { ChunkingConfig } from './chunk.ts';
 import type { DocumentKind } from './document-types.ts';
 
@@ -48,10 +49,13 @@ const IDLE_TIMEOUT_MS = 60_000;
 export function createIngestPool(options: IngestPoolOptions = {}): IngestPool {
   const memoryMb = options.memoryMb ?? DEFAULT_MEMORY_MB;
   const extractTimeoutMs = options.extractTimeoutMs ?? DEFAULT_EXTRACT_TIMEOUT_MS;
+  const maxThreads = Math.max(1, options.maxThreads ?? 2);
+  const slotTable = createSlotTable(maxThreads);
+  const workerData: IngestWorkerData = { slots: slotTable.buffer as SharedArrayBuffer };
   const piscina = new Piscina<IngestTask, ExtractResult | Float32Array>({
     filename: WORKER_URL,
     minThreads: 0,
-    maxThreads: Math.max(1, options.maxThreads ?? 2),
+    maxThreads,
     idleTimeout: IDLE_TIMEOUT_MS,
     // A small young generation next to the heap limit: a scavenge needs room for its survivors in
     // the old generation, and when a nearly full heap cannot give it, V8 aborts the whole process
@@ -60,12 +64,50 @@ export function createIngestPool(options: IngestPoolOptions = {}): IngestPool {
       maxOldGenerationSizeMb: memoryMb,
       maxYoungGenerationSizeMb: Math.max(4, Math.min(64, Math.floor(memoryMb / 16))),
     },
+    workerData,
     recordTiming: false,
   });
   // A worker dying between tasks (its replacement is automatic) must not crash the process; one dying
   // during a task is reported through that task.
   piscina.on('error', () => {});
+  // Past its heap limit a worker goes on (the heap guard) until this watch stops it: without the guard,
+  // one large allocation there (a 100 MB JSON document's one string) aborts the whole process.
+  const slots = createSlots(maxThreads);
+  const memoryWatch = createMemoryWatch(piscina, slotTable, null);
   let destroyed = false;
+
+  /**
+   * Runs a task in a worker once one is free, watched for memory. Resolves `outOfMemory` if its worker
+   * went past the heap limit; rejects when `signal` aborts (waiting or running) or the pool is destroyed.
+   */
+  async function inWorker(
+    task: IngestTaskData,
+    signal: AbortSignal,
+    transferList: ArrayBuffer[] = [],
+  ): Promise<{ outOfMemory: true } | { outOfMemory: false; result: ExtractResult | Float32Array }> {
+    const slot = slots.tryAcquire() ?? (await slots.acquire(signal));
+    if (slot === null) {
+      if (destroyed) throw poolDestroyed();
+      throw signal.reason;
+    }
+    const memory = new AbortController();
+    memoryWatch.add(slot, () => memory.abort());
+    try {
+      const result = await piscina.run(
+        { ...task, slot },
+        { transferList, signal: AbortSignal.any([signal, memory.signal]) },
+      );
+      return { outOfMemory: false, result };
+    } catch (error) {
+      if (destroyed) throw poolDestroyed();
+      if (signal.aborted) throw signal.reason;
+      if (memory.signal.aborted || isOutOfMemory(error)) return { outOfMemory: true };
+      throw error;
+    } finally {
+      memoryWatch.remove(slot);
+      slots.release(slot);
+    }
+  }
 
   async function extract(
     bytes: Uint8Array,
@@ -77,24 +119,20 @@ export function createIngestPool(options: IngestPoolOptions = {}): IngestPool {
     signal?.throwIfAborted();
     const owned = ownBuffer(bytes);
     const timeout = AbortSignal.timeout(extractTimeoutMs);
-    const stop = signal ? AbortSignal.any([signal, timeout]) : timeout;
     try {
-      const result = await piscina.run(
+      const run = await inWorker(
         { kind: 'extract', bytes: owned, documentKind, chunking },
-        { transferList: [owned.buffer as ArrayBuffer], signal: stop },
+        signal ? AbortSignal.any([signal, timeout]) : timeout,
+        [owned.buffer as ArrayBuffer],
       );
-      return result as ExtractResult;
+      if (!run.outOfMemory) return run.result as ExtractResult;
+      return {
+        ok: false,
+        error: `The document is too large to process in memory (limit ${memoryMb} MB per document)`,
+      };
     } catch (error) {
-      if (destroyed) throw poolDestroyed();
-      if (signal?.aborted) throw signal.reason;
-      if (timeout.aborted) {
+      if (!destroyed && !signal?.aborted && timeout.aborted) {
         return { ok: false, error: `Processing the document took longer than ${duration(extractTimeoutMs)}` };
-      }
-      if (isOutOfMemory(error)) {
-        return {
-          ok: false,
-          error: `The document is too large to process in memory (limit ${memoryMb} MB per document)`,
-        };
       }
       throw error;
     }
@@ -103,25 +141,23 @@ export function createIngestPool(options: IngestPoolOptions = {}): IngestPool {
   async function embedLocal(texts: string[], signal?: AbortSignal): Promise<Float32Array[]> {
     if (destroyed) throw poolDestroyed();
     if (texts.length === 0) return [];
-    let flat: Float32Array;
-    try {
-      flat = (await piscina.run({ kind: 'embed', texts }, signal ? { signal } : {})) as Float32Array;
-    } catch (error) {
-      if (destroyed) throw poolDestroyed();
-      if (signal?.aborted) throw signal.reason;
-      if (isOutOfMemory(error)) throw new Error('Embedding ran out of memory in the ingest pool');
-      throw error;
-    }
+    const run = await inWorker({ kind: 'embed', texts }, signal ?? NEVER);
+    if (run.outOfMemory) throw new Error('Embedding ran out of memory in the ingest pool');
+    const flat = run.result as Float32Array;
     return texts.map((_, i) => flat.subarray(i * EMBEDDING_DIMENSIONS, (i + 1) * EMBEDDING_DIMENSIONS));
   }
 
   async function destroy(): Promise<void> {
     destroyed = true;
+    slots.close();
     await piscina.destroy();
   }
 
   return { extract, embedLocal, destroy };
 }
+
+// The signal of a caller that never cancels.
+const NEVER = new AbortController().signal;
 
 /**
  * The bytes in a buffer of their own, which can be moved to the worker: a view into a larger buffer

@@ -19,7 +19,7 @@
 //   primitive arguments, then pumps; it never calls a user function or reads a user object directly.
 // - Memory is the pool's job too (worker `resourceLimits`, a poll of ArrayBuffer memory): see runner/pool.ts.
 //   Past its heap limit, this worker goes on, with room to spare, until the pool stops it (the heap guard,
-//   runner/workers/heap-guard.ts); a function that ends in the meantime is not answered for.
+//   runner/workers/task-slot.ts); a function that ends in the meantime is not answered for.
 import { webcrypto } from 'node:crypto';
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
@@ -27,7 +27,7 @@ import { stripTypeScriptTypes } from 'node:module';
 import { Readable } from 'node:stream';
 import { getHeapStatistics } from 'node:v8';
 import vm from 'node:vm';
-import { threadId, workerData } from 'node:worker_threads';
+import { workerData } from 'node:worker_threads';
 import {
   decompressed,
   describeNetworkError,
@@ -39,9 +39,9 @@ import {
   RefusedDestinationError,
   vetHost,
 } from '../blocks/network-guard.ts';
-import { installHeapGuard } from './heap-guard.ts';
 import { type Sandbox, sandboxContexts } from './sandbox-contexts.ts';
 import type { Bridge } from './sandbox-prelude.ts';
+import { HEAP_LIMIT_BYTES, pastHeapLimit, registerTaskSlot, slotTable } from './task-slot.ts';
 
 /** What the pool posts to a worker. `scope` is JSON text: it is parsed inside the sandbox's own realm. */
 export interface WorkerTask {
@@ -58,13 +58,9 @@ export interface WorkerTask {
   reuseKey: string | null;
 }
 
-/**
- * Given as `workerData` by the pool: per admission slot, the thread id running that slot's task, the
- * thread's external (ArrayBuffer) memory in KiB when the task started, and its heap limit in KiB. Buffers
- * live outside the V8 heap, so `resourceLimits` does not bound them; the pool polls the worker's heap
- * statistics instead, which also show the heap limit rising once the heap guard let the heap past it.
- */
+/** Given as `workerData` by the pool. */
 export interface WorkerData {
+  /** The table of the pool's memory watch (runner/task-slots.ts). */
   slots: SharedArrayBuffer;
   /**
    * Per admission slot, when the worker started that slot's task (BigInt64: milliseconds since the epoch,
@@ -80,7 +76,6 @@ export interface WorkerData {
   /** A function's memory limit in bytes (the worker's V8 heap limit): warm contexts give way well before it. */
   memoryLimitBytes?: number;
 }
-const SLOT_FIELDS = 3;
 
 /** What a worker answers. `json` is the function's return value as JSON text. */
 export type WorkerOutcome =
@@ -291,7 +286,7 @@ process.on('unhandledRejection', () => {});
 
 export default async function runFunction(task: WorkerTask): Promise<WorkerOutcome> {
   const heap = getHeapStatistics();
-  registerSlot(task.slot, heap.external_memory);
+  registerTaskSlot(slots, task.slot, heap.external_memory);
   sandboxes.checkHeap(heap.used_heap_size, memoryLimitBytes);
   let script: vm.Script;
   try {
@@ -337,20 +332,10 @@ interface Execution {
 /** The execution this worker is running (a worker runs one task at a time). */
 let current: Execution | null = null;
 
-const slotTable = (workerData as WorkerData | undefined)?.slots
-  ? new Int32Array((workerData as WorkerData).slots)
-  : null;
+const slots = slotTable((workerData as WorkerData | undefined)?.slots);
 const startTable = (workerData as WorkerData | undefined)?.startedAt
   ? new BigInt64Array((workerData as WorkerData).startedAt)
   : null;
-
-function registerSlot(slot: number, externalMemory: number): void {
-  const at = slot * SLOT_FIELDS;
-  if (!slotTable || !Number.isInteger(slot) || at < 0 || at + SLOT_FIELDS > slotTable.length) return;
-  Atomics.store(slotTable, at + 1, Math.floor(externalMemory / 1024));
-  Atomics.store(slotTable, at + 2, Math.floor(HEAP_LIMIT_BYTES / 1024));
-  Atomics.store(slotTable, at, threadId);
-}
 
 /** Tells the pool when this slot's task started its clock: the pool's deadline is the worker's. */
 function markStarted(slot: number, now: number): void {
@@ -358,9 +343,6 @@ function markStarted(slot: number, now: number): void {
   Atomics.store(startTable, slot, BigInt(Math.floor(performance.timeOrigin + now)));
 }
 
-installHeapGuard();
-// The heap limit as `resourceLimits` set it: the heap guard raises it once the heap has gone past it.
-const HEAP_LIMIT_BYTES = getHeapStatistics().heap_size_limit;
 const memoryLimitBytes = (workerData as WorkerData | undefined)?.memoryLimitBytes ?? HEAP_LIMIT_BYTES;
 const sandboxes = sandboxContexts<Execution>({
   bridge: createBridge,
@@ -452,9 +434,8 @@ function finishTimedOut(execution: Execution): void {
 function finish(execution: Execution, outcome: WorkerOutcome, settled = false): void {
   if (execution.done) return;
   execution.done = true;
-  // A function that went past the heap limit (the heap guard raised it) gets no answer: the pool, which
-  // polls the limit while the task runs, stops this worker and reports the memory limit.
-  const overLimit = getHeapStatistics().heap_size_limit > HEAP_LIMIT_BYTES;
+  // A function that went past the heap limit gets no answer: the pool stops this worker and reports it.
+  const overLimit = pastHeapLimit();
   execution.clean = settled && execution.pending === 0 && !overLimit;
   if (current === execution) current = null;
   clearTimeout(execution.deadlineTimer);

@@ -1,12 +1,15 @@
 // The worker module of the ingest pool (runner/ingestion/pool.ts): the CPU-heavy steps of knowledge
 // ingestion, off the runner's event loop. `extract` parses a document and chunks its text; `embed`
 // computes local embeddings for a batch of texts and hands back one buffer (moved, not copied).
+import { getHeapStatistics } from 'node:v8';
+import { workerData } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { EMBEDDING_DIMENSIONS } from '../embeddings/embedder.ts';
 import { embedLocal } from '../embeddings/local.ts';
 import { type Chunk, type ChunkingConfig, chunkText } from '../ingestion/chunk.ts';
 import type { DocumentKind } from '../ingestion/document-types.ts';
 import { DocumentParseError, parseDocument } from '../ingestion/parse.ts';
+import { pastHeapLimit, registerTaskSlot, slotTable } from './task-slot.ts';
 
 export interface ExtractTask {
   kind: 'extract';
@@ -20,14 +23,27 @@ export interface EmbedTask {
   texts: string[];
 }
 
-export type IngestTask = ExtractTask | EmbedTask;
+/** What the pool hands over; it adds the admission slot under which the worker registers the task. */
+export type IngestTaskData = ExtractTask | EmbedTask;
+export type IngestTask = IngestTaskData & { slot: number };
+
+/** Given as `workerData` by the pool. */
+export interface IngestWorkerData {
+  /** The table of the pool's memory watch (runner/task-slots.ts). */
+  slots: SharedArrayBuffer;
+}
+
+const slots = slotTable((workerData as IngestWorkerData | undefined)?.slots);
 
 /** `characters`: the length of the document's text, before chunking. */
 export type ExtractResult = { ok: true; chunks: Chunk[]; characters: number } | { ok: false; error: string };
 
 export default async function runIngestTask(task: IngestTask): Promise<ExtractResult | Float32Array> {
-  if (task.kind === 'embed') return embedBatch(task.texts);
-  return extract(task);
+  registerTaskSlot(slots, task.slot, getHeapStatistics().external_memory);
+  const result = task.kind === 'embed' ? embedBatch(task.texts) : await extract(task);
+  // Past the heap limit (the heap guard let it go on): no answer; the pool stops this worker and reports it.
+  if (pastHeapLimit()) return new Promise(() => {});
+  return result;
 }
 
 async function extract(task: ExtractTask): Promise<ExtractResult> {

@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { DEFAULT_CHUNKING_CONFIG } from '../../db/knowledge-bases.ts';
 import { embedLocal } from '../../runner/embeddings/local.ts';
 import { createIngestPool } from '../../runner/ingestion/pool.ts';
+import { heapGuardLoads } from '../../runner/workers/heap-guard.ts';
 
 const fixture = (name: string) =>
   new Uint8Array(readFileSync(new URL(`../fixtures/knowledge/${name}`, import.meta.url)));
@@ -15,6 +16,8 @@ const utf8 = (text: string) => new TextEncoder().encode(text);
 const pool = createIngestPool({ maxThreads: 1, memoryMb: 64 });
 
 afterAll(() => pool.destroy());
+// Whether this Node's worker threads load the heap guard (npm install builds it where it can; CI insists).
+const guarded = await heapGuardLoads();
 
 /** A JSON document whose parsed form needs far more than 64 MB of heap. */
 function largeJson(): Uint8Array {
@@ -109,6 +112,20 @@ describe('ingest pool', () => {
       characters: 11,
     });
     expect(await pool.embedLocal(['still'])).toEqual([embedLocal('still')]);
+  });
+
+  // Without the heap guard (runner/native/heap-guard.cc) this aborts the whole test process: the
+  // document's one 100 MB string passes the limit by far more than the 16 MB Node grants a worker.
+  it.skipIf(!guarded)('fails a 100 MB document held in one string, and keeps working', async () => {
+    const oneString = utf8(JSON.stringify({ text: 'x'.repeat(100_000_000 - 11) }));
+    expect(oneString.byteLength).toBe(100_000_000);
+    expect(await pool.extract(oneString, 'json', DEFAULT_CHUNKING_CONFIG)).toEqual({
+      ok: false,
+      error: 'The document is too large to process in memory (limit 64 MB per document)',
+    });
+    expect(await pool.extract(utf8('Still here.'), 'txt', DEFAULT_CHUNKING_CONFIG)).toMatchObject({
+      ok: true,
+    });
   });
 
   it('fails a document that takes too long', async () => {
