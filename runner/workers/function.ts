@@ -17,9 +17,10 @@
 //   half the cost of a short function.
 // - The host only ever calls into the context through promise resolving functions (V8 built-ins) with
 //   primitive arguments, then pumps; it never calls a user function or reads a user object directly.
-// - Memory is the pool's job too (worker `resourceLimits`, a poll of ArrayBuffer memory): see runner/pool.ts.
-//   Past its heap limit, this worker goes on, with room to spare, until the pool stops it (the heap guard,
-//   runner/workers/task-slot.ts); a function that ends in the meantime is not answered for.
+// - Memory is the pool's job too (worker `resourceLimits`, and a watch on the worker's heap limit and
+//   ArrayBuffer memory: runner/task-slots.ts). Past its heap limit, this worker goes on, with room to
+//   spare, until the pool stops it (the heap guard, runner/workers/task-slot.ts); a function that ends in
+//   the meantime is not answered for.
 import { webcrypto } from 'node:crypto';
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
