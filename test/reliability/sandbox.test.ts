@@ -36,7 +36,7 @@ interface Attempt {
   code: string;
   expect: Expect;
   timeoutMs?: number;
-  /** Would abort the whole process without the heap guard: runs only where it is built. */
+  /** Would abort the whole process without the heap guard: runs only where the guard loads. */
   needsHeapGuard?: boolean;
 }
 
@@ -196,7 +196,7 @@ const CATALOGUE: Attempt[] = [
   },
   // One object far past the 64 MB limit: without the heap guard (runner/native/heap-guard.cc), V8 aborts
   // the whole process when the next GC moves it to the old generation. These run last, and only where the
-  // guard is built (CI builds it).
+  // guard loads (CI insists that it does).
   {
     name: 'one array of 160 MB, then another',
     code: 'const a = new Array(2e7); const b = new Array(2e7); return a.length + b.length',
