@@ -102,9 +102,10 @@ export function createMemoryWatch(piscina: Piscina, table: Int32Array, externalL
     if (running.get(slot) !== stop || Atomics.load(table, slot * SLOT_FIELDS) !== threadId) return;
     const externalAtStart = Atomics.load(table, slot * SLOT_FIELDS + 1) * 1024;
     const heapLimitKiB = Atomics.load(table, slot * SLOT_FIELDS + 2);
-    if (Math.floor(heap.heap_size_limit / 1024) > heapLimitKiB) stop();
-    else if (externalLimitBytes !== null && heap.external_memory - externalAtStart > externalLimitBytes)
-      stop();
+    const pastHeapLimit = Math.floor(heap.heap_size_limit / 1024) > heapLimitKiB;
+    const pastExternalLimit =
+      externalLimitBytes !== null && heap.external_memory - externalAtStart > externalLimitBytes;
+    if (pastHeapLimit || pastExternalLimit) stop();
   }
 
   return { add, remove };

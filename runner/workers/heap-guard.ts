@@ -27,8 +27,18 @@ export function installHeapGuard(): boolean {
   }
 }
 
-/** Whether a worker thread of this process can install the guard: it is built, and for this Node. */
-export async function heapGuardLoads(): Promise<boolean> {
+let probed: Promise<boolean> | undefined;
+
+/**
+ * Whether a worker thread of this process can install the guard: it is built, and for this Node. Asked
+ * of a worker once per process (every runner a process starts asks).
+ */
+export function heapGuardLoads(): Promise<boolean> {
+  probed ??= probe();
+  return probed;
+}
+
+async function probe(): Promise<boolean> {
   if (onDeno() || !existsSync(HEAP_GUARD_PATH)) return false;
   const probe = `import(${JSON.stringify(import.meta.url)}).then(
     (guard) => require('node:worker_threads').parentPort.postMessage(guard.installHeapGuard()),
