@@ -1,6 +1,8 @@
 // The last hour, minute by minute, drawn in SVG: finished executions as stacked bars (completed
 // below, failed above; left axis) and the p50 and p95 durations as lines (right axis). A minute
-// with nothing finished leaves a gap in the lines rather than a drop to zero.
+// with nothing finished leaves a gap in the lines rather than a drop to zero. The chart starts at
+// the first minute with runs, showing at least the last MIN_MINUTES: a few minutes of runs spread
+// over the whole hour were slivers a few pixels wide.
 import { duration } from '../format.ts';
 
 export interface MinutePoint {
@@ -16,6 +18,18 @@ const H = 280;
 const M = { top: 26, right: 64, bottom: 30, left: 44 };
 const PW = W - M.left - M.right;
 const PH = H - M.top - M.bottom;
+/** The shortest stretch drawn, in minutes: a bar is then about 40 of the chart's 960 units wide. */
+export const MIN_MINUTES = 15;
+
+/** The minutes to draw: from the first with runs (or MIN_MINUTES back, if later) to the last. */
+export function shownMinutes<P extends { completed: number; failed: number }>(points: P[]): P[] {
+  const first = points.findIndex((p) => p.completed + p.failed > 0);
+  const from = Math.min(first === -1 ? points.length : first, points.length - MIN_MINUTES);
+  return points.slice(Math.max(0, from));
+}
+
+/** How the chart's heading names the stretch it shows. */
+export const stretchName = (minutes: number) => (minutes >= 60 ? 'last hour' : `last ${minutes} minutes`);
 
 /** The smallest 1, 2 or 5 × 10^k at or above n, so the axis ticks are round numbers. */
 export function niceCeiling(n: number): number {
@@ -29,8 +43,10 @@ const hhmm = (iso: string) =>
   new Date(iso).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', hour12: false });
 
 export function ActivityChart(props: { points: MinutePoint[] }) {
-  const points = props.points;
+  const points = shownMinutes(props.points);
   const n = Math.max(points.length, 1);
+  // About six time labels whatever the stretch: every 10 minutes of an hour, every 3 of 15.
+  const labelEvery = Math.max(1, Math.ceil(n / 6));
   const slot = PW / n;
   const countMax = niceCeiling(Math.max(0, ...points.map((p) => p.completed + p.failed)));
   const msMax = niceCeiling(Math.max(0, ...points.map((p) => p.p95Ms ?? p.p50Ms ?? 0)));
@@ -62,14 +78,13 @@ export function ActivityChart(props: { points: MinutePoint[] }) {
     });
   // Gridlines at fifths; a count is labelled only where it is a whole number of runs.
   const ticks = [0, 0.2, 0.4, 0.6, 0.8, 1];
-  countMax < 5 ? Array.from({ length: countMax + 1 }, (_, i) => i / countMax) : [0, 0.2, 0.4, 0.6, 0.8, 1];
 
   return (
     <figure className="chart">
       <svg
         viewBox={`0 0 ${W} ${H}`}
         role="img"
-        aria-label="Executions per minute and p50/p95 duration over the last hour"
+        aria-label={`Executions per minute and p50/p95 duration over the ${stretchName(points.length)}`}
       >
         {ticks.map((t) => (
           <g key={t}>
@@ -127,7 +142,7 @@ export function ActivityChart(props: { points: MinutePoint[] }) {
         {dots((p) => p.p95Ms, 'dot p95')}
         <line className="axis-line" x1={M.left} x2={M.left + PW} y1={M.top + PH} y2={M.top + PH} />
         {points.map((p, i) =>
-          i % 10 === 0 || i === points.length - 1 ? (
+          (i % labelEvery === 0 && points.length - 1 - i >= labelEvery / 2) || i === points.length - 1 ? (
             <text key={p.minute} className="axis" x={x(i)} y={H - 10} textAnchor="middle">
               {hhmm(p.minute)}
             </text>

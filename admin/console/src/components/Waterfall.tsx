@@ -1,31 +1,16 @@
 // An execution's trace as a waterfall: one row per span (a block's run; loop and parallel
-// iterations and a child workflow's spans indented under theirs), each bar offset by when the span
-// started and as wide as it lasted, green for success and red for error. A block's name opens the
-// span's input, output, error, logs and cost.
+// iterations and a child workflow's spans indented under theirs, in tree order: see span-tree.ts),
+// each bar offset by when the span started and as wide as it lasted, green for success and red for
+// error. A block's name opens the span's input, output, error, logs and cost.
 import { Fragment, useState } from 'react';
 import type { Span } from '../../../../runner/executor/trace.ts';
 import { duration, usd } from '../format.ts';
+import { spanRows } from '../span-tree.ts';
 import { JsonView } from './JsonView.tsx';
-
-interface Row {
-  key: string;
-  span: Span;
-  depth: number;
-}
-
-/** Spans in the order they started, each followed by its child workflow's spans. */
-export function flattenSpans(spans: Span[], depth = 0, prefix = ''): Row[] {
-  const sorted = [...spans].sort((a, b) => Date.parse(a.startedAt) - Date.parse(b.startedAt));
-  return sorted.flatMap((span, i) => {
-    const key = `${prefix}${i}:${span.blockId}`;
-    const own = { key, span, depth: depth + (span.parent ? 1 : 0) };
-    return [own, ...flattenSpans(span.children ?? [], own.depth + 1, `${key}/`)];
-  });
-}
 
 export function Waterfall(props: { spans: Span[] }) {
   const [open, setOpen] = useState<string | null>(null);
-  const rows = flattenSpans(props.spans);
+  const rows = spanRows(props.spans);
   if (!rows.length) return <p className="muted">No spans recorded (yet).</p>;
   const t0 = Math.min(...rows.map((r) => Date.parse(r.span.startedAt)));
   const t1 = Math.max(...rows.map((r) => Date.parse(r.span.endedAt)));

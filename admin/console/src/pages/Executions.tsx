@@ -160,7 +160,7 @@ export function Executions() {
           <tbody>
             {rows.map((e) => (
               <tr key={e.id} data-execution={e.id}>
-                <td>{dateTime(e.createdAt)}</td>
+                <td className="nowrap">{dateTime(e.createdAt)}</td>
                 <td>
                   <Link to={`/executions/${e.id}`}>
                     <code>{shortId(e.id)}</code>
@@ -174,7 +174,7 @@ export function Executions() {
                   <StatusBadge status={e.status} />
                 </td>
                 <td>{e.trigger}</td>
-                <td className="num">
+                <td className="num nowrap">
                   {e.startedAt && e.endedAt
                     ? duration(new Date(e.endedAt).getTime() - new Date(e.startedAt).getTime())
                     : '–'}

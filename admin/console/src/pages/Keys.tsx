@@ -1,5 +1,8 @@
 // API keys: made for the picked workspace or for a user (the plain key is shown once, with a copy
-// button), listed masked, revoked with a second click to confirm.
+// button), listed masked, revoked with a second click to confirm. The list shows by default the keys
+// of the picked workspace's organization: its workspaces' keys and its members' personal keys. A
+// personal key belongs to a user, not to a workspace, so listing by workspace left out every one of
+// them, the bootstrap key included.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { ErrorNotice } from '../components/ErrorNotice.tsx';
@@ -9,19 +12,29 @@ import { type Outputs, trpc } from '../trpc.ts';
 import { useWorkspace } from '../workspace.tsx';
 
 type CreatedKey = Outputs['keys']['create'];
+type Key = Outputs['keys']['list'][number];
 
 export function Keys() {
-  const { workspace, workspaces } = useWorkspace();
+  const { organization, workspaces } = useWorkspace();
   const queryClient = useQueryClient();
-  const [scope, setScope] = useState<'workspace' | 'all'>('workspace');
+  const [scope, setScope] = useState<'organization' | 'all'>('organization');
   const [created, setCreated] = useState<CreatedKey | null>(null);
   const users = useQuery({ queryKey: ['users.list'], queryFn: () => trpc.users.list.query() });
-  const filter = scope === 'workspace' && workspace ? { workspaceId: workspace.id } : {};
-  const keys = useQuery({
-    queryKey: ['keys.list', filter],
-    queryFn: () => trpc.keys.list.query(filter),
-    enabled: scope === 'all' || !!workspace,
+  const all = useQuery({ queryKey: ['keys.list', {}], queryFn: () => trpc.keys.list.query({}) });
+  const members = useQuery({
+    queryKey: ['members.list', organization?.id],
+    queryFn: () => trpc.members.list.query({ orgId: organization?.id as string }),
+    enabled: !!organization,
   });
+  const ofOrganization = (k: Key) =>
+    k.type === 'workspace'
+      ? workspaces.some((w) => w.id === k.workspaceId && w.organizationId === organization?.id)
+      : (members.data ?? []).some((m) => m.userId === k.userId && !m.departedAt);
+  const byOrganization = scope === 'organization' && organization;
+  const keys = {
+    data: byOrganization ? (members.data ? all.data?.filter(ofOrganization) : undefined) : all.data,
+    error: all.error ?? (byOrganization ? members.error : null),
+  };
   const refresh = () => queryClient.invalidateQueries({ queryKey: ['keys.list'] });
   const revoke = useMutation({
     mutationFn: (id: string) => trpc.keys.revoke.mutate({ id }),
@@ -50,10 +63,11 @@ export function Keys() {
           <fieldset className="segmented" aria-label="Which keys">
             <button
               type="button"
-              className={scope === 'workspace' ? 'on' : ''}
-              onClick={() => setScope('workspace')}
+              className={scope === 'organization' ? 'on' : ''}
+              onClick={() => setScope('organization')}
+              disabled={!organization}
             >
-              This workspace's
+              {organization ? `Organization ${organization.name}` : 'Organization'}
             </button>
             <button type="button" className={scope === 'all' ? 'on' : ''} onClick={() => setScope('all')}>
               All
@@ -78,7 +92,7 @@ export function Keys() {
             {(keys.data ?? []).map((k) => (
               <tr key={k.id} data-key={k.id}>
                 <td>{k.name}</td>
-                <td>
+                <td className="nowrap">
                   <code>{k.maskedKey}</code>
                 </td>
                 <td>{k.type}</td>
@@ -87,8 +101,8 @@ export function Keys() {
                     ? (workspaceNames.get(k.workspaceId ?? '') ?? k.workspaceId)
                     : (userNames.get(k.userId ?? '') ?? k.userId)}
                 </td>
-                <td>{dateTime(k.createdAt)}</td>
-                <td>{dateTime(k.lastUsedAt)}</td>
+                <td className="nowrap">{dateTime(k.createdAt)}</td>
+                <td className="nowrap">{dateTime(k.lastUsedAt)}</td>
                 <td>
                   {k.revokedAt ? (
                     <StatusBadge status="revoked" />
@@ -120,7 +134,9 @@ export function Keys() {
             ))}
           </tbody>
         </table>
-        {keys.data && !keys.data.length ? <p className="muted pad">No keys.</p> : null}
+        {keys.data && !keys.data.length ? (
+          <p className="muted pad">No keys{byOrganization ? ' in this organization' : ''}.</p>
+        ) : null}
       </div>
     </section>
   );

@@ -1,9 +1,9 @@
-// Overview: the last hour's executions per minute by status with p50/p95 durations, what is queued
-// or running now, each queue's depth and the age of its oldest waiting job, and the ingestion
-// backlog. Asks again every 5 seconds.
+// Overview: the last hour's executions per minute by status with p50/p95 durations (drawn from the
+// first minute with runs, at least the last 15), what is queued or running now, each queue's depth
+// and the age of its oldest waiting job, and the ingestion backlog. Asks again every 5 seconds.
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
-import { ActivityChart } from '../components/ActivityChart.tsx';
+import { ActivityChart, shownMinutes, stretchName } from '../components/ActivityChart.tsx';
 import { ErrorNotice } from '../components/ErrorNotice.tsx';
 import { seconds, time } from '../format.ts';
 import { trpc } from '../trpc.ts';
@@ -73,7 +73,7 @@ export function Overview() {
             />
           </div>
           <div className="card">
-            <h2>Executions per minute, last hour</h2>
+            <h2>Executions per minute, {stretchName(shownMinutes(data.minutes).length)}</h2>
             <ActivityChart points={data.minutes} />
           </div>
           <div className="columns">
