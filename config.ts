@@ -6,51 +6,155 @@ import { z } from 'zod';
 const port = z.coerce.number().int().min(0).max(65535);
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
-// Each entry: the variable, its schema (with its default), and the line the README's table shows.
-const envSchema = z.object({
-  PORT: port.default(3000),
-  HOST: z.string().min(1).default('0.0.0.0'),
-  ADMIN_PORT: port.default(3001),
+// What a variable without a default means when it is unset, for the documentation's Default column
+// (a `.meta()` key beside the `.describe()` text); a variable with a default shows its default.
+const whenUnset = (text: string) => ({ whenUnset: text });
+
+// Each entry: the variable, its schema (with its default), and its `.describe()` text, which
+// docs/configuration.md shows; scripts/config-docs.ts generates that table from this schema and
+// test/config-docs.test.ts fails when the two differ.
+export const envSchema = z.object({
+  PORT: port.default(3000).describe('Port of the public API'),
+  HOST: z.string().min(1).default('0.0.0.0').describe('Interface of the public API'),
+  // The public address, where the API sits behind a proxy or a load balancer.
+  PUBLIC_URL: z
+    .url()
+    .optional()
+    .describe("The public base URL of the API, used as the OpenAPI document's server"),
+  ADMIN_PORT: port.default(3001).describe('Port of the admin plane (also read by the CLI)'),
   // The admin plane holds every key and quota: loopback unless an operator opens it on purpose.
-  ADMIN_HOST: z.string().min(1).default('127.0.0.1'),
-  ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  ADMIN_HOST: z.string().min(1).default('127.0.0.1').describe('Interface of the admin plane'),
+  ADMIN_TOKEN: z
+    .string()
+    .min(16, 'must be at least 16 characters')
+    .optional()
+    .describe(
+      'Bearer token of the admin plane; when unset, one is generated once and only its hash is stored',
+    )
+    .meta(whenUnset('generated at first start')),
   DATABASE_URL: z
     .string()
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
-    .optional(),
-  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
-  DATA_DIR: z.string().min(1).default('./.data'),
+    .optional()
+    .describe('`postgres://` URL of a server with pgvector')
+    .meta(whenUnset('unset: embedded PGlite')),
+  DATABASE_POOL_SIZE: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(200)
+    .default(10)
+    .describe('Connections per process to `DATABASE_URL`'),
+  DATA_DIR: z
+    .string()
+    .min(1)
+    .default('./.data')
+    .describe('Embedded database, generated encryption key, local storage'),
   // 32 bytes, as 64 hex characters or base64; encrypts stored API keys and secrets.
   ENCRYPTION_KEY: z
     .string()
     .refine((v) => decodeKey(v) !== null, 'must be 32 bytes as 64 hex characters or base64')
-    .optional(),
+    .optional()
+    .describe('32 bytes as 64 hex characters or base64; seals stored API keys. Required with `DATABASE_URL`')
+    .meta(whenUnset('generated under `DATA_DIR` when embedded')),
   BOOTSTRAP_API_KEY: z
     .string()
     .regex(
       /^sk-service-[A-Za-z0-9_-]{16,}$/,
       'must be sk-service- followed by at least 16 base64url characters',
     )
-    .optional(),
-  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+    .optional()
+    .describe(
+      'The personal key created on an empty database (`sk-service-` + 16 or more base64url characters)',
+    )
+    .meta(whenUnset('generated')),
+  LOG_LEVEL: z
+    .enum(['debug', 'info', 'warn', 'error', 'silent'])
+    .default('info')
+    .describe('Least severe level logged: JSON lines on stderr, one access line per request at `info`'),
   // A listener of its own for GET /metrics (admin token required), so Prometheus can scrape a process
   // without the admin plane being opened: the only way to scrape an API process started alone.
-  METRICS_PORT: port.optional(),
-  METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+  METRICS_PORT: port
+    .optional()
+    .describe(
+      'A listener of its own serving only `GET /metrics` (admin token required); the way to scrape `npm run api`',
+    ),
+  METRICS_HOST: z
+    .string()
+    .min(1)
+    .default('127.0.0.1')
+    .describe('Interface of that listener (`0.0.0.0` for a Prometheus on another host)'),
   // Runners: how many executions one runner process works at once, and its worker threads.
-  RUNNER_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(32),
-  WORKER_THREADS: z.coerce.number().int().min(1).max(256).optional(),
-  WORKFLOW_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(300_000),
+  RUNNER_CONCURRENCY: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1000)
+    .default(32)
+    .describe('Executions one runner process works at once'),
+  WORKER_THREADS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(256)
+    .optional()
+    .describe("Threads of the runner's sandbox pool (function code)")
+    .meta(whenUnset('number of cores')),
+  WORKFLOW_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(3_600_000)
+    .default(300_000)
+    .describe("Time limit of an execution (a workflow's `timeoutMs` overrides it)"),
   // How long a sync execute call waits before answering with the job to poll instead.
-  SYNC_WAIT_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(300_000),
-  FUNCTION_TIMEOUT_MS: z.coerce.number().int().min(10).max(300_000).default(10_000),
-  FUNCTION_MEMORY_MB: z.coerce.number().int().min(16).max(4096).default(128),
+  SYNC_WAIT_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(3_600_000)
+    .default(300_000)
+    .describe('How long a sync execute call waits before answering with the job'),
+  FUNCTION_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(10)
+    .max(300_000)
+    .default(10_000)
+    .describe('Default time limit of a function block'),
+  FUNCTION_MEMORY_MB: z.coerce
+    .number()
+    .int()
+    .min(16)
+    .max(4096)
+    .default(128)
+    .describe('Memory limit of a function block'),
   // A runner that stops sending heartbeats (killed, hung) loses its jobs to another after this.
-  QUEUE_HEARTBEAT_SECONDS: z.coerce.number().int().min(10).max(3600).default(30),
-  QUEUE_SUPERVISE_SECONDS: z.coerce.number().int().min(1).max(3600).default(10),
+  QUEUE_HEARTBEAT_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(10)
+    .max(3600)
+    .default(30)
+    .describe('A runner silent this long (killed, hung) has its executions retried by another'),
+  QUEUE_SUPERVISE_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(3600)
+    .default(10)
+    .describe('How often runners look for such executions'),
   // Schedules: how often runners look for due occurrences (pg-boss's cron pass, claimed by one
   // runner at a time); a firing lands at most this many seconds (plus a poll) after its time.
-  SCHEDULE_CHECK_SECONDS: z.coerce.number().int().min(1).max(45).default(10),
+  SCHEDULE_CHECK_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(45)
+    .default(10)
+    .describe(
+      'How often runners look for due schedules; a firing lands at most this late, plus a couple of seconds',
+    ),
   HTTP_ALLOW_LIST: z
     .string()
     .default('')
@@ -59,41 +163,122 @@ const envSchema = z.object({
         .split(',')
         .map((s) => s.trim())
         .filter(Boolean),
+    )
+    .describe(
+      'Comma-separated hosts, addresses or CIDRs the http block, function fetch and callbacks may reach although they are loopback or private',
     ),
   HTTP_MAX_RESPONSE_BYTES: z.coerce
     .number()
     .int()
     .min(1024)
     .max(1_073_741_824)
-    .default(10 * 1024 * 1024),
+    .default(10 * 1024 * 1024)
+    .describe('Largest response body the http block reads'),
   // Completion callbacks (runner/callback-jobs.ts): a failed delivery is retried after about
   // DELAY × 2^n seconds (with jitter), at most DELAY_MAX apart, LIMIT times. The defaults (30 s,
   // 1 h, 29 retries) keep retrying for about 24 h.
-  CALLBACK_RETRY_DELAY_SECONDS: z.coerce.number().int().min(1).max(86_400).default(30),
-  CALLBACK_RETRY_DELAY_MAX_SECONDS: z.coerce.number().int().min(1).max(86_400).default(3600),
-  CALLBACK_RETRY_LIMIT: z.coerce.number().int().min(0).max(100).default(29),
-  CALLBACK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
-  OPENAI_BASE_URL: z.url().optional(),
-  OPENAI_API_KEY: z.string().min(1).optional(),
+  CALLBACK_RETRY_DELAY_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(86_400)
+    .default(30)
+    .describe(
+      'First retry delay of a failed callback (up to twice that, with jitter); each next one about doubles',
+    ),
+  CALLBACK_RETRY_DELAY_MAX_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(86_400)
+    .default(3600)
+    .describe('Longest delay between two callback attempts'),
+  CALLBACK_RETRY_LIMIT: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(100)
+    .default(29)
+    .describe('Retries before a callback is given up (with the defaults, about 24 hours of retrying)'),
+  CALLBACK_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(60_000)
+    .default(10_000)
+    .describe("How long one completion-callback attempt waits for the receiver's answer"),
+  OPENAI_BASE_URL: z
+    .url()
+    .optional()
+    .describe('Any OpenAI-compatible server for agent blocks (Ollama, vLLM, …)')
+    .meta(whenUnset('OpenAI')),
+  OPENAI_API_KEY: z.string().min(1).optional().describe('Key for that server'),
   // Knowledge bases embed with `local` (offline, lexical) or `openai` (OPENAI_BASE_URL serves any
   // compatible server); unset: openai when OPENAI_API_KEY is set, else local.
-  EMBEDDING_PROVIDER: z.enum(['local', 'openai']).optional(),
-  EMBEDDING_MODEL: z.string().min(1).default('text-embedding-3-small'),
+  EMBEDDING_PROVIDER: z
+    .enum(['local', 'openai'])
+    .optional()
+    .describe(
+      'Embedding model of new knowledge bases: `local` (offline, lexical) or `openai` (through `OPENAI_BASE_URL`)',
+    )
+    .meta(whenUnset('`openai` with a key, else `local`')),
+  EMBEDDING_MODEL: z
+    .string()
+    .min(1)
+    .default('text-embedding-3-small')
+    .describe("The `openai` provider's model (1,536 dimensions)"),
   // Documents one runner ingests at once (parsing and chunking take a worker thread each).
-  INGEST_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
-  INGEST_MEMORY_MB: z.coerce.number().int().min(128).max(16384).default(1024),
-  RUN_MIGRATIONS: bool.default(true),
+  INGEST_CONCURRENCY: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(64)
+    .default(2)
+    .describe(
+      'Documents one runner processes at once (each takes a worker thread while parsing and chunking)',
+    ),
+  INGEST_MEMORY_MB: z.coerce
+    .number()
+    .int()
+    .min(128)
+    .max(16384)
+    .default(1024)
+    .describe('Heap limit of an ingestion worker thread; a document that needs more ends `failed`'),
+  RUN_MIGRATIONS: bool.default(true).describe('Apply pending migrations at start-up'),
   // Rate limits, spend limits and spend accounting; a self-hosted service may turn them off.
-  BILLING_ENABLED: bool.default(true),
+  BILLING_ENABLED: bool
+    .default(true)
+    .describe('Rate limits, spend limits and spend accounting; `false` turns them off'),
   // Where uploaded files are kept: local disk under DATA_DIR, or an S3-compatible bucket shared
   // by several API processes.
-  STORAGE_DRIVER: z.enum(['local', 's3']).default('local'),
-  S3_ENDPOINT: z.url().optional(),
-  S3_REGION: z.string().min(1).default('us-east-1'),
-  S3_BUCKET: z.string().min(1).optional(),
-  S3_ACCESS_KEY_ID: z.string().min(1).optional(),
-  S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
-  S3_FORCE_PATH_STYLE: bool.default(true),
+  STORAGE_DRIVER: z
+    .enum(['local', 's3'])
+    .default('local')
+    .describe('Where uploaded files go: `local` (under `DATA_DIR/files`) or `s3`'),
+  S3_ENDPOINT: z
+    .url()
+    .optional()
+    .describe('URL of an S3-compatible server (MinIO, R2, Ceph…)')
+    .meta(whenUnset('AWS')),
+  S3_REGION: z.string().min(1).default('us-east-1').describe('Region of the bucket'),
+  S3_BUCKET: z.string().min(1).optional().describe('Bucket of the files; required with `STORAGE_DRIVER=s3`'),
+  S3_ACCESS_KEY_ID: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('Access key; set with `S3_SECRET_ACCESS_KEY`, or neither (environment, instance role)')
+    .meta(whenUnset('SDK default chain')),
+  S3_SECRET_ACCESS_KEY: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('Secret of that access key')
+    .meta(whenUnset('SDK default chain')),
+  S3_FORCE_PATH_STYLE: bool
+    .default(true)
+    .describe(
+      '`<endpoint>/<bucket>/<key>` URLs, as most S3-compatible servers want; `false` for virtual hosts',
+    ),
 });
 
 // Rules across variables, named by the variable to fix.
