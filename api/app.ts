@@ -25,6 +25,7 @@ import { usageLimitRoutes } from './routes/usage-limits.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 import { workflowRoutes } from './routes/workflows.ts';
 import { workspaceRoutes } from './routes/workspaces.ts';
+import '../zod-messages.ts';
 
 export function createApp(deps: ApiDeps) {
   const app = new Hono<ApiEnv>();
