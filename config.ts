@@ -10,6 +10,12 @@ const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' |
 const envSchema = z.object({
   PORT: port.default(3000),
   HOST: z.string().min(1).default('0.0.0.0'),
+  // The address clients reach the API at (https://api.example.com, or with a path behind a proxy):
+  // the server the OpenAPI document names, so /docs samples work when pasted. Unset: each request's own.
+  PUBLIC_URL: z
+    .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
+    .transform((v) => v.replace(/\/+$/, ''))
+    .optional(),
   ADMIN_PORT: port.default(3001),
   // The admin plane holds every key and quota: loopback unless an operator opens it on purpose.
   ADMIN_HOST: z.string().min(1).default('127.0.0.1'),
