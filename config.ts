@@ -16,11 +16,19 @@ const whenUnset = (text: string) => ({ whenUnset: text });
 export const envSchema = z.object({
   PORT: port.default(3000).describe('Port of the public API'),
   HOST: z.string().min(1).default('0.0.0.0').describe('Interface of the public API'),
-  // The public address, where the API sits behind a proxy or a load balancer.
+  // Behind a proxy or a load balancer, the address clients really reach; /docs samples then paste.
   PUBLIC_URL: z
-    .url()
+    .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
+    .transform((v) => v.replace(/\/+$/, ''))
     .optional()
-    .describe("The public base URL of the API, used as the OpenAPI document's server"),
+    .describe(
+      'The address clients reach the API at (`https://api.example.com`, or with a path behind a proxy): the server the OpenAPI document names, so the samples on `/docs` work when pasted',
+    )
+    .meta(
+      whenUnset(
+        'unset: the address each request reached (`X-Forwarded-Proto`/`X-Forwarded-Host` through a proxy)',
+      ),
+    ),
   ADMIN_PORT: port.default(3001).describe('Port of the admin plane (also read by the CLI)'),
   // The admin plane holds every key and quota: loopback unless an operator opens it on purpose.
   ADMIN_HOST: z.string().min(1).default('127.0.0.1').describe('Interface of the admin plane'),

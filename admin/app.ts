@@ -7,6 +7,7 @@ import type { Registry } from 'prom-client';
 import { requestLog } from '../api/middleware/request-log.ts';
 import { healthRoutes } from '../api/routes/health.ts';
 import { verifyAdminToken } from '../db/bootstrap.ts';
+import { jsonSyntaxError } from '../json-errors.ts';
 import type { Logger } from '../logger.ts';
 import { createEmbedders } from '../runner/embeddings/index.ts';
 import { createStorage } from '../storage/index.ts';
@@ -45,10 +46,25 @@ export function createAdminApp(
   app.use(requestLog(ctx.log));
   app.route('/', healthRoutes(ctx));
   app.route('/', metricsRoutes({ db: ctx.db, config: ctx.config, registry: metrics }));
-  app.all('/trpc/*', (c) =>
-    fetchRequestHandler({
+  app.all('/trpc/*', async (c) => {
+    // The input's JSON (a POST's body, a GET's `input` parameter) is read here, so that a syntax
+    // error is answered naming its line and column, as the public API does, rather than in
+    // JSON.parse's words. tRPC reads the same text again from the request rebuilt around it.
+    const body = c.req.method === 'POST' ? await c.req.text() : undefined;
+    const input = body ?? c.req.query('input');
+    const malformed = input ? jsonSyntaxError(input) : null;
+    const req =
+      body === undefined
+        ? c.req.raw
+        : new Request(c.req.raw.url, {
+            method: 'POST',
+            headers: c.req.raw.headers,
+            body,
+            signal: c.req.raw.signal,
+          });
+    return fetchRequestHandler({
       endpoint: '/trpc',
-      req: c.req.raw,
+      req,
       router: adminRouter,
       // Refused here, the 401 still has tRPC's shape, so the typed client reports it as an error.
       createContext: async () => {
@@ -61,11 +77,15 @@ export function createAdminApp(
             message: 'Missing or invalid admin token: send Authorization: Bearer <ADMIN_TOKEN>',
           });
         }
+        if (malformed) {
+          const what = body === undefined ? 'input parameter' : 'body';
+          throw new TRPCError({ code: 'BAD_REQUEST', message: `Malformed JSON ${what}: ${malformed}` });
+        }
         // Procedures log with the request's id.
         return { ...ctx, log: c.get('log') };
       },
-    }),
-  );
+    });
+  });
   // The console's page and files; the page calls /trpc with the token it was given.
   app.route('/', consoleRoutes({ build: deps.consoleBuild }));
   app.notFound((c) => c.json({ error: `No route for ${c.req.method} ${c.req.path}` }, 404));

@@ -3,14 +3,19 @@
 // `npm run admin -- deploy <file.json|yaml> <workspaceId> [name]` deploys a workflow file.
 import { TRPCClientError } from '@trpc/client';
 import { z } from 'zod';
+import { parseJson } from '../json-errors.ts';
+import '../zod-messages.ts';
 import { deployFile, UsageError } from './cli-deploy.ts';
 import { type AdminClient, createAdminClient } from './client.ts';
 import { adminRouter } from './router.ts';
 
+const TOKEN_REQUIRED = 'is required: the token printed at first start, or the one you configured';
+
 const cliEnv = z.object({
   ADMIN_URL: z.url().optional(),
   ADMIN_PORT: z.coerce.number().int().min(1).max(65535).default(3001),
-  ADMIN_TOKEN: z.string().min(1, 'is required: the token printed at first start, or the one you configured'),
+  // Unset reads as this too: the message follows the variable's name.
+  ADMIN_TOKEN: z.string({ error: TOKEN_REQUIRED }).min(1, TOKEN_REQUIRED),
 });
 
 type ProcedureType = 'query' | 'mutation';
@@ -49,9 +54,9 @@ export async function runCli(args: string[], out = console.log, err = console.er
     }
     let input: unknown;
     try {
-      input = json === undefined ? undefined : JSON.parse(json);
-    } catch {
-      err(`The input is not valid JSON: ${json}`);
+      input = json === undefined ? undefined : parseJson(json);
+    } catch (e) {
+      err(`The input ${json} is not valid JSON: ${(e as Error).message}`);
       return 2;
     }
     call = (client) => {

@@ -10,6 +10,7 @@ import { type FieldIssue, ServiceError } from '../db/errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Embedders } from '../runner/embeddings/embedder.ts';
 import type { StorageDriver } from '../storage/driver.ts';
+import '../zod-messages.ts';
 
 export interface AdminContext {
   db: Db;

@@ -25,6 +25,7 @@ import { usageLimitRoutes } from './routes/usage-limits.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 import { workflowRoutes } from './routes/workflows.ts';
 import { workspaceRoutes } from './routes/workspaces.ts';
+import '../zod-messages.ts';
 
 export function createApp(deps: ApiDeps) {
   const app = new Hono<ApiEnv>();
@@ -35,8 +36,9 @@ export function createApp(deps: ApiDeps) {
   if (deps.metrics) app.use(httpMetrics(deps.metrics));
   // Probes answer without an API key: they are registered outside /api.
   app.route('/', healthRoutes(deps));
-  // The OpenAPI document and the reference page (/docs) are public: registered before the key check.
-  app.route('/', openApiRoutes());
+  // The root, the OpenAPI document and the reference page (/docs) are public: registered before the
+  // key check.
+  app.route('/', openApiRoutes(deps.config));
   // Inbound webhooks authenticate by the secret token in their URL (and a signature), not a key.
   app.route('/api/webhooks', webhookRoutes(deps));
   app.use('/api/*', apiKeyAuth(deps.db));

@@ -29,6 +29,7 @@ describe('configuration', () => {
     ['ADMIN_TOKEN', 'tiny'],
     ['BOOTSTRAP_API_KEY', 'sk-other-abcdefghijklmnopqrstuvwxyz'],
     ['RUN_MIGRATIONS', 'maybe'],
+    ['PUBLIC_URL', 'ftp://example.com'],
   ])('stops on a wrong %s with one line naming it', (name, value) => {
     let error: unknown;
     try {

@@ -4,6 +4,8 @@ import type { Context } from 'hono';
 import { z } from 'zod';
 import { type FieldIssue, invalidField, ServiceError } from '../../db/errors.ts';
 import { isStorableText, MAX_JSON_DEPTH } from '../../db/table-values.ts';
+import { parseJson } from '../../json-errors.ts';
+import '../../zod-messages.ts';
 
 export function issuesOf(error: z.ZodError): FieldIssue[] {
   return error.issues.map((i) => ({
@@ -39,9 +41,10 @@ export function utf8Text(raw: ArrayBuffer | Uint8Array): string {
 export function jsonValueOf(text: string): unknown {
   let value: unknown;
   try {
-    value = text.trim() === '' ? {} : JSON.parse(text);
-  } catch {
-    throw new ServiceError(400, 'Malformed JSON body');
+    value = text.trim() === '' ? {} : parseJson(text);
+  } catch (err) {
+    // The parse error names the line and column of the first mistake.
+    throw new ServiceError(400, `Malformed JSON body: ${(err as Error).message}`);
   }
   refuseUnstorable(value);
   return value;

@@ -10,6 +10,7 @@ import { registerJobs } from './jobs.ts';
 import { registerKnowledge } from './knowledge.ts';
 import { registerLogs } from './logs.ts';
 import { registerMcp } from './mcp.ts';
+import { registerRoot } from './root.ts';
 import { registerTables } from './tables.ts';
 import { registerUsageLimits } from './usage-limits.ts';
 import { registerWebhooks } from './webhooks.ts';
@@ -53,6 +54,7 @@ export function buildRegistry(): OpenAPIRegistry {
   registerWorkspaces(registry);
   registerLogs(registry);
   registerMcp(registry);
+  registerRoot(registry);
   registerHealth(registry);
   registry.registerPath({
     method: 'get',
@@ -60,7 +62,9 @@ export function buildRegistry(): OpenAPIRegistry {
     operationId: 'getOpenApiDocument',
     tags: ['Service'],
     summary: 'This OpenAPI document',
-    description: 'The OpenAPI 3.1 document of this API. No API key needed. The reference page is at /docs.',
+    description:
+      'The OpenAPI 3.1 document of this API. No API key needed. The reference page is at /docs. Its ' +
+      '`servers` entry is the address this request reached, or PUBLIC_URL when the operator set one.',
     security: [],
     responses: {
       200: ok(
@@ -92,7 +96,7 @@ export function generateDocument(registry = buildRegistry()) {
       { name: 'Workspaces', description: 'Create workspaces' },
       { name: 'Logs', description: 'Execution logs and audit logs' },
       { name: 'MCP', description: "A workspace's deployed workflows as MCP tools" },
-      { name: 'Service', description: 'Liveness, readiness, and this document' },
+      { name: 'Service', description: 'Where to start, liveness, readiness, and this document' },
     ],
   });
 }

@@ -271,7 +271,7 @@ export function registerTables(registry: OpenAPIRegistry) {
             'custom',
             'Invalid request body',
           ),
-          'Malformed JSON body',
+          'Malformed JSON body: Unexpected token } at line 3, column 1: expected a value',
         ],
         403: ['The free plan allows at most 5 tables per workspace', ...WRITE_DENIED],
         404: 'Workspace not found',
@@ -468,7 +468,12 @@ export function registerTables(registry: OpenAPIRegistry) {
           {
             error: 'Invalid query parameters',
             details: [
-              { code: 'custom', path: ['filter'], message: 'Must be JSON' },
+              {
+                code: 'custom',
+                path: ['filter'],
+                message:
+                  "Must be JSON: Unexpected token ' at line 1, column 2: expected a property name in double quotes",
+              },
               { code: 'too_small', path: ['limit'], message: 'Too small: expected number to be >=1' },
             ],
           },

@@ -112,7 +112,7 @@ export function registerWebhooks(registry: OpenAPIRegistry) {
       ...errors(
         {
           400: [
-            'Malformed JSON body',
+            "Malformed JSON body: Unexpected end of input at line 1, column 14: expected ',' or '}'",
             {
               error: 'The body must be a JSON object of workflow inputs',
               details: [

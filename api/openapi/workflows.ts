@@ -284,7 +284,7 @@ export function registerWorkflows(registry: OpenAPIRegistry) {
               'refused to connect to 169.254.169.254: link-local addresses are not allowed (not in the HTTP allow-list)',
             ),
             'Workflow is not deployed: deploy it before executing it',
-            'Malformed JSON body',
+            'Malformed JSON body: Unexpected token } at line 1, column 21: expected a value',
           ],
           402: 'Usage limit exceeded: $5.001 spent of $5 this billing period (free plan)',
           403: RESOURCE_WRITE_DENIED,

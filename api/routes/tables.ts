@@ -29,6 +29,7 @@ import {
   upsertRow,
 } from '../../db/tables.ts';
 import type { WorkspacePermission } from '../../db/workspaces.ts';
+import { parseJson } from '../../json-errors.ts';
 import type { ApiDeps, ApiEnv } from '../context.ts';
 import { jsonBody, queryParams, wholeNumberParam } from '../middleware/validate.ts';
 
@@ -90,9 +91,9 @@ export const deleteColumnBody = z.object({ workspaceId: z.uuid(), columnName: z.
 /** A JSON value carried in a query parameter (filter, sort). */
 const jsonParam = z.string().transform((text, ctx): unknown => {
   try {
-    return JSON.parse(text);
-  } catch {
-    ctx.addIssue({ code: 'custom', message: 'Must be JSON' });
+    return parseJson(text);
+  } catch (err) {
+    ctx.addIssue({ code: 'custom', message: `Must be JSON: ${(err as Error).message}` });
     return z.NEVER;
   }
 });

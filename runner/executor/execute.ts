@@ -13,6 +13,7 @@ import { checkInputs } from './inputs.ts';
 import { type ResolveScope, resolveValue, substituteIntoCode } from './references.ts';
 import { linkedAbort } from './signals.ts';
 import { type Span, traceValue } from './trace.ts';
+import '../../zod-messages.ts';
 
 /** Nesting limit of child workflows: stops a workflow that calls itself. */
 export const MAX_WORKFLOW_DEPTH = 5;

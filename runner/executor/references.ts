@@ -46,6 +46,29 @@ export interface ResolveScope {
 
 export class UnresolvedReference extends Error {}
 
+/** Roots that are not a block's output: inputs may be left out and loop items are data. */
+const DATA_ROOTS = new Set(['start', ...LOOP_ROOTS]);
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** Keys to show in a message: enough to spot the one meant. */
+function keyList(value: Record<string, unknown>): string {
+  const keys = Object.keys(value);
+  const shown = keys.slice(0, 20).join(', ');
+  return keys.length > 20 ? `${shown}, … (${keys.length} in all)` : shown;
+}
+
+/** Why a reference into a block's output found nothing: the part missing and the keys that are there. */
+function notFound(text: string, root: string, at: string[], key: string, value: Record<string, unknown>) {
+  const keys = Object.keys(value).length ? keyList(value) : '';
+  const where =
+    at.length === 0
+      ? `block "${root}" has ${keys ? `outputs ${keys}` : 'no outputs'}`
+      : `<${[root, ...at].join('.')}> has no "${key}" (${keys ? `its keys: ${keys}` : 'it is empty'})`;
+  return new UnresolvedReference(`Reference ${text} not found: ${where}`);
+}
+
 function lookup(scope: ResolveScope, root: string, path: string[], text: string): unknown {
   if (!scope.roots.has(root)) {
     // A bare <word> that names nothing is plain text (see findReferences); a dotted one is an error.
@@ -53,8 +76,15 @@ function lookup(scope: ResolveScope, root: string, path: string[], text: string)
     throw new UnresolvedReference(`${text} refers to "${root}", which has not run`);
   }
   let value: unknown = scope.roots.get(root);
-  for (const key of path) {
+  // Into a block's output, an object without the key named is a mistake in the reference (a typo,
+  // a field the block never gives), which would otherwise flow on as undefined: the run fails naming
+  // it. A null on the way still resolves to nothing (a value that is legitimately empty), as does
+  // an array item past the end.
+  const checked = !DATA_ROOTS.has(root);
+  for (const [i, key] of path.entries()) {
     if (value === null || value === undefined) return undefined;
+    if (checked && isPlainObject(value) && !Object.hasOwn(value, key))
+      throw notFound(text, root, path.slice(0, i), key, value);
     value = (value as Record<string, unknown>)[key];
   }
   return value;

@@ -89,6 +89,10 @@ describe('admin CLI', () => {
     expect(res.stdout).toBe('');
     expect(res.stderr).toMatch(/not valid JSON/);
     expect(res.stderr).toContain('{name: A}');
+    // Where the JSON goes wrong.
+    expect(res.stderr).toContain(
+      'Unexpected token name at line 1, column 2: expected a property name in double quotes',
+    );
   });
 
   it('refuses an unknown procedure with exit code 2, pointing at help', async () => {
@@ -119,12 +123,22 @@ describe('admin CLI', () => {
     expect(err.details).toEqual([expect.objectContaining({ path: ['email'] })]);
   });
 
+  it('names a missing field as required', async () => {
+    const res = await cli(['users.create', '{"name":"B"}']);
+    expect(res.code).toBe(1);
+    expect(JSON.parse(res.stderr).details).toEqual([
+      { code: 'invalid_type', path: ['email'], message: 'email is required' },
+    ]);
+  });
+
   it('says what is missing when ADMIN_TOKEN is unset, exit code 2', async () => {
     const res = await run(process.execPath, ['admin/main.ts', 'orgs.list'], {
       ADMIN_URL: `${server.url}/trpc`,
     });
     expect(res.code).toBe(2);
-    expect(res.stderr).toMatch(/ADMIN_TOKEN/);
+    expect(res.stderr).toContain(
+      'Invalid configuration: ADMIN_TOKEN is required: the token printed at first start, or the one you configured',
+    );
   });
 
   it('says where it could not connect, exit code 1', async () => {

@@ -152,7 +152,10 @@ describe('responses', () => {
       body: '{"name": "broken"',
     });
     expect(res.status).toBe(400);
-    expect(await res.json()).toEqual({ error: 'Malformed JSON body' });
+    // The message names where the JSON breaks off.
+    expect(await res.json()).toEqual({
+      error: "Malformed JSON body: Unexpected end of input at line 1, column 18: expected ',' or '}'",
+    });
   });
 
   it('gives zod issues (code, path, message) as details on 400', async () => {

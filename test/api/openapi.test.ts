@@ -4,6 +4,7 @@
 // of their status; /api/openapi.json is a sound OpenAPI 3.1 document and /docs works offline.
 import { gunzipSync } from 'node:zlib';
 import type { RouteConfig } from '@asteasolutions/zod-to-openapi';
+import { createConfig, lintFromString } from '@redocly/openapi-core';
 import Ajv2020Module from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -639,7 +640,8 @@ describe('real answers fit the documented ones', () => {
     expectDocumented('POST', '/api/workflows/{id}/execute', broke);
   });
 
-  it('the probes, the document itself, and MCP', async () => {
+  it('the root, the probes, the document itself, and MCP', async () => {
+    expectDocumented('GET', '/', await svc.call('GET', '/'));
     expectDocumented('GET', '/health', await svc.call('GET', '/health'));
     expectDocumented('GET', '/ready', await svc.call('GET', '/ready'));
     expectDocumented('GET', '/api/openapi.json', await svc.call('GET', '/api/openapi.json'));
@@ -674,7 +676,11 @@ describe('the document and the reference page', () => {
     const served = await res.json();
     expect(served.openapi).toMatch(/^3\.1\.\d+$/);
     expect(served.info.title).toBeTruthy();
-    expect(served).toEqual(JSON.parse(JSON.stringify(generateDocument())));
+    // As generated, plus the server the request reached (app.request's is http://localhost).
+    expect(served).toEqual({
+      ...JSON.parse(JSON.stringify(generateDocument())),
+      servers: [{ url: 'http://localhost', description: 'This service' }],
+    });
     expect(served.components.securitySchemes.ApiKeyAuth).toEqual(
       expect.objectContaining({ type: 'apiKey', in: 'header', name: 'X-API-Key' }),
     );
@@ -697,6 +703,19 @@ describe('the document and the reference page', () => {
       return at === undefined;
     });
     expect(unresolved).toEqual([]);
+  });
+
+  it("lints with no errors under Redocly's recommended rules", async () => {
+    const config = await createConfig({ extends: ['recommended'] });
+    const problems = await lintFromString({
+      source: JSON.stringify(doc),
+      absoluteRef: 'openapi.json',
+      config,
+    });
+    const errors = problems
+      .filter((p) => p.severity === 'error')
+      .map((p) => `${p.ruleId} at ${p.location[0]?.pointer ?? '?'}: ${p.message}`);
+    expect(errors, errors.join('\n')).toEqual([]);
   });
 
   it('holds only valid JSON Schemas (2020-12, the OpenAPI 3.1 dialect)', () => {

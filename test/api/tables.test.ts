@@ -414,7 +414,9 @@ describe('access', () => {
       body: '{"workspaceId": ',
     });
     expect(res.status).toBe(400);
-    expect(await res.json()).toEqual({ error: 'Malformed JSON body' });
+    expect(await res.json()).toEqual({
+      error: 'Malformed JSON body: Unexpected end of input at line 1, column 17: expected a value',
+    });
     expectIssues(await tablesApi(svc, tenant.key, 'not-a-uuid').list(), [['workspaceId']]);
     expectIssues(await tablesApi(svc, tenant.key, 'not-a-uuid').insert(table.id, { data: {} }), [
       ['workspaceId'],

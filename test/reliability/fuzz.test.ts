@@ -23,7 +23,7 @@ const SEED = 20261122;
 const RUNS = 30;
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 /** Operations that are not the API's resources: answered without a key, nothing to refuse. */
-const PUBLIC_READS = new Set(['GET /health', 'GET /ready', 'GET /api/openapi.json']);
+const PUBLIC_READS = new Set(['GET /', 'GET /health', 'GET /ready', 'GET /api/openapi.json']);
 
 let fx: Fixture;
 let doc: Json;
