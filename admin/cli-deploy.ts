@@ -3,7 +3,7 @@
 // or `{name, description, definition}`; a workflow of that name in the workspace is updated,
 // otherwise one is created; then it is deployed. The answer, printed as JSON, starts with its `id`.
 import { readFileSync } from 'node:fs';
-import { basename, extname } from 'node:path';
+import { basename, extname, resolve } from 'node:path';
 import { parse } from 'yaml';
 import type { AdminClient } from './client.ts';
 
@@ -12,7 +12,8 @@ export class UsageError extends Error {}
 export async function deployFile(client: AdminClient, file: string, workspaceId: string, name?: string) {
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    // `npm run` starts the CLI in the package's directory; a relative path means where npm was run.
+    text = readFileSync(resolve(process.env.INIT_CWD ?? process.cwd(), file), 'utf8');
   } catch (e) {
     throw new UsageError(`Cannot read ${file}: ${(e as Error).message}`);
   }

@@ -1,6 +1,6 @@
 // The admin CLI as an operator runs it: a child process calling the admin plane over real HTTP.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,10 +31,10 @@ interface Run {
 }
 
 /** Runs a command in the repository with only the given environment (plus PATH and HOME). */
-function run(command: string, args: string[], env: Record<string, string> = {}): Promise<Run> {
+function run(command: string, args: string[], env: Record<string, string> = {}, cwd = ROOT): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, {
-      cwd: ROOT,
+      cwd,
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -293,6 +293,23 @@ describe('admin CLI deploy shortcut', () => {
     expect(notObject.code).toBe(2);
     expect(notObject.stderr).toContain('must hold an object');
     expect(await svc.admin.workflows.list.query({ workspaceId: tenant.workspace.id })).toHaveLength(2);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('reads a relative path from where `npm run admin` was run, not from the package directory', async () => {
+    const tenant = await createTenant(svc.admin);
+    // Below the package, so npm finds it; ignored by git.
+    mkdirSync(join(ROOT, 'test/artifacts'), { recursive: true });
+    const dir = mkdtempSync(join(ROOT, 'test/artifacts/cli-'));
+    writeFileSync(join(dir, 'here.yaml'), 'blocks:\n  - {id: hi, type: response, data: here}\n');
+    const res = await run(
+      'npm',
+      ['run', '--silent', 'admin', '--', 'deploy', 'here.yaml', tenant.workspace.id],
+      { ADMIN_TOKEN, ADMIN_URL: `${server.url}/trpc` },
+      dir,
+    );
+    expect(res.stderr).toBe('');
+    expect(JSON.parse(res.stdout)).toMatchObject({ name: 'here', created: true, version: 1 });
     rmSync(dir, { recursive: true, force: true });
   });
 
