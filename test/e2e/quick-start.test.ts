@@ -83,6 +83,10 @@ describe('README quick start', () => {
     const script = steps.join('\n');
     expect(script.split(README_API)).toHaveLength(2);
     expect(script).not.toMatch(/ADMIN_PORT|ADMIN_URL|:3001/);
+    // Pasted into zsh, whose interactive shell does not take `#` as a comment by default, a comment
+    // would run as a command: none outside heredocs' bodies.
+    const outsideHeredocs = blocks.map((b) => b.replace(/<<'(\w+)'\n[\s\S]*?\n\1\n/g, '')).join('\n');
+    expect(outsideHeredocs).not.toMatch(/(^|\s)#/m);
 
     // The reader's terminals stand in this repository; a directory below it, which git ignores,
     // keeps the files the steps write (hello.json, handbook.md) out of the working tree.
