@@ -1,41 +1,56 @@
 // The admin CLI: `npm run admin -- <router.procedure> '<json input>'` calls the admin plane through
-// the typed tRPC client and prints the answer as JSON. `npm run admin -- help` lists the procedures;
-// `npm run admin -- deploy <file.json|yaml> <workspaceId> [name]` deploys a workflow file.
+// the typed tRPC client and prints the answer as JSON. `npm run admin -- help [procedure]` lists the
+// procedures, or the input one takes; `npm run admin -- deploy <file.json|yaml> <workspaceId> [name]`
+// deploys a workflow file. A missing token, a refused one or nothing listening is one line saying
+// what to set, not a stack.
 import { TRPCClientError } from '@trpc/client';
 import { z } from 'zod';
 import { parseJson } from '../json-errors.ts';
 import '../zod-messages.ts';
 import { deployFile, UsageError } from './cli-deploy.ts';
+import { listing, procedureHelp, procedures, USAGE } from './cli-help.ts';
 import { type AdminClient, createAdminClient } from './client.ts';
-import { adminRouter } from './router.ts';
-
-const TOKEN_REQUIRED = 'is required: the token printed at first start, or the one you configured';
 
 const cliEnv = z.object({
   ADMIN_URL: z.url().optional(),
   ADMIN_PORT: z.coerce.number().int().min(1).max(65535).default(3001),
-  // Unset reads as this too: the message follows the variable's name.
-  ADMIN_TOKEN: z.string({ error: TOKEN_REQUIRED }).min(1, TOKEN_REQUIRED),
+  ADMIN_TOKEN: z.string().optional(),
 });
 
-type ProcedureType = 'query' | 'mutation';
+const TOKEN_HINT =
+  'the admin token the service was started with, or the one its first start printed (lost? docs/admin.md says how to set a new one)';
 
-function procedures(): Map<string, ProcedureType> {
-  const defs = adminRouter._def.procedures as unknown as Record<string, { _def: { type: ProcedureType } }>;
-  return new Map(Object.entries(defs).map(([path, p]) => [path, p._def.type]));
+const ADDRESS_HINT =
+  'set ADMIN_PORT (or ADMIN_URL) to where the admin plane listens: the "Admin plane:" line npm start prints';
+
+/** The low-level reason of a failed connection (ECONNREFUSED, ENOTFOUND, …), when there is one. */
+function networkReason(e: unknown): string {
+  for (let cause = e; cause instanceof Error; cause = cause.cause) {
+    const code = (cause as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+    if (cause instanceof AggregateError) {
+      const inner = (cause.errors[0] as { code?: unknown } | undefined)?.code;
+      if (typeof inner === 'string') return inner;
+    }
+  }
+  return (e as Error).message;
 }
-
-const USAGE = `usage: npm run admin -- <router.procedure> '<json input>'
-       npm run admin -- deploy <workflow.json|yaml> <workspaceId> [name]
-       npm run admin -- help
-       npm run admin            (serves the admin plane)`;
 
 export async function runCli(args: string[], out = console.log, err = console.error): Promise<number> {
   const [path, json] = args;
   const all = procedures();
   if (!path || path === 'help' || path === '--help') {
-    out(USAGE);
-    out(`procedures:\n${[...all].map(([p, t]) => `  ${p} (${t})`).join('\n')}`);
+    const topic = args[1];
+    if (path && topic) {
+      const p = all.get(topic);
+      if (!p) {
+        err(`Unknown procedure "${topic}". Run: npm run admin -- help`);
+        return 2;
+      }
+      out(procedureHelp(topic, p));
+      return 0;
+    }
+    (path ? out : err)(listing(all));
     return path ? 0 : 2;
   }
   let call: (client: AdminClient) => Promise<unknown>;
@@ -47,7 +62,7 @@ export async function runCli(args: string[], out = console.log, err = console.er
     }
     call = (client) => deployFile(client, file, workspaceId, name);
   } else {
-    const type = all.get(path);
+    const type = all.get(path)?.type;
     if (!type) {
       err(`Unknown procedure "${path}". Run: npm run admin -- help`);
       return 2;
@@ -77,6 +92,10 @@ export async function runCli(args: string[], out = console.log, err = console.er
     return 2;
   }
   const url = env.data.ADMIN_URL ?? `http://127.0.0.1:${env.data.ADMIN_PORT}/trpc`;
+  if (!env.data.ADMIN_TOKEN) {
+    err(`ADMIN_TOKEN is not set: set it to ${TOKEN_HINT}`);
+    return 2;
+  }
   try {
     out(JSON.stringify(await call(createAdminClient({ url, token: env.data.ADMIN_TOKEN })), null, 2));
     return 0;
@@ -85,19 +104,34 @@ export async function runCli(args: string[], out = console.log, err = console.er
       err(e.message);
       return 2;
     }
-    // An answer from the server carries data (its code and status); a failed connection does not.
-    if (e instanceof TRPCClientError && e.data) {
-      const data = e.data as { code?: string; httpStatus?: number; details?: unknown } | undefined;
+    if (!(e instanceof TRPCClientError)) throw e;
+    // An answer of the admin plane carries data (its code and status).
+    const data = e.data as { code?: string; httpStatus?: number; details?: unknown } | undefined;
+    if (data?.code === 'UNAUTHORIZED') {
+      err(`The admin plane at ${url} refused ADMIN_TOKEN: set it to ${TOKEN_HINT}`);
+      return 1;
+    }
+    if (data) {
       err(
         JSON.stringify(
-          { error: e.message, code: data?.code, status: data?.httpStatus, details: data?.details },
+          { error: e.message, code: data.code, status: data.httpStatus, details: data.details },
           null,
           2,
         ),
       );
       return 1;
     }
-    err(`Could not reach the admin plane at ${url}: ${(e as Error).message}`);
+    // Something answered, but not in tRPC's shape: another server on that port (the API's, say).
+    const status = (e.meta?.response as Response | undefined)?.status;
+    if (status !== undefined || e.cause instanceof SyntaxError) {
+      err(
+        `Something answered at ${url}${status ? ` (HTTP ${status})` : ''}, but not the admin plane: ${ADDRESS_HINT}`,
+      );
+      return 1;
+    }
+    err(
+      `Could not reach the admin plane at ${url} (${networkReason(e)}): is the service running? Or ${ADDRESS_HINT}`,
+    );
     return 1;
   }
 }

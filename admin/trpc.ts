@@ -39,7 +39,14 @@ const CODES: Record<number, TRPCError['code']> = {
   503: 'SERVICE_UNAVAILABLE',
 };
 
-const t = initTRPC.context<AdminContext>().create({
+/** What a procedure says about itself: `npm run admin -- help` lists each with its description. */
+export interface AdminMeta {
+  /** One line: what the procedure does. */
+  description: string;
+}
+
+const builder = initTRPC.context<AdminContext>().meta<AdminMeta>();
+const t = builder.create({
   errorFormatter({ shape, error }) {
     const cause = error.cause;
     const details: FieldIssue[] | undefined =

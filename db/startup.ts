@@ -33,7 +33,7 @@ export async function startDatabase(config: Config, log: Logger): Promise<Starte
     // The failure an operator most often meets first: a server without pgvector.
     if (/extension "vector"/.test(e.message ?? '')) {
       throw new Error(
-        'The database server has no pgvector: install the `vector` extension (README, "Real Postgres")',
+        'The database server has no pgvector: install the `vector` extension (docs/operations.md)',
       );
     }
     throw err;

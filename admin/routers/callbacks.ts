@@ -8,14 +8,17 @@ import { procedure, router } from '../trpc.ts';
 
 export const callbacksRouter = router({
   secret: procedure
+    .meta({ description: "Show a workspace's completion-callback signing secret (made on first use)" })
     .input(z.object({ workspaceId: z.uuid() }))
     .query(({ ctx, input }) => callbackSecret(ctx.db, ctx.encryptionKey, input.workspaceId)),
   rotateSecret: procedure
+    .meta({ description: "Replace a workspace's completion-callback signing secret" })
     .input(z.object({ workspaceId: z.uuid() }))
     .mutation(({ ctx, input }) =>
       rotateCallbackSecret(ctx.db, ctx.encryptionKey, ADMIN_ACTOR, input.workspaceId),
     ),
   deliveries: procedure
+    .meta({ description: "List an execution's completion-callback delivery attempts" })
     .input(z.object({ executionId: z.uuid() }))
     .query(({ ctx, input }) => listDeliveries(ctx.db, input.executionId)),
 });

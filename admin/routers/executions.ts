@@ -47,6 +47,11 @@ const toDetail = (r: ExecutionRow) => ({
 
 export const executionsRouter = router({
   run: procedure
+    .meta({
+      description:
+        'Run a deployed workflow by hand, async (trigger manual; no rate limit, not refused at the spend limit)',
+    })
+
     .input(
       z.object({
         workflowId: z.uuid(),
@@ -70,12 +75,16 @@ export const executionsRouter = router({
         createdAt: (started.createdAt ?? new Date()).toISOString(),
       };
     }),
-  get: procedure.input(z.object({ id: z.uuid() })).query(async ({ ctx, input }) => {
-    const row = await getExecution(ctx.db, input.id);
-    if (!row) throw notFound('Execution');
-    return toDetail(row);
-  }),
+  get: procedure
+    .meta({ description: 'Show one execution whole: inputs, output, error, cost and trace' })
+    .input(z.object({ id: z.uuid() }))
+    .query(async ({ ctx, input }) => {
+      const row = await getExecution(ctx.db, input.id);
+      if (!row) throw notFound('Execution');
+      return toDetail(row);
+    }),
   list: procedure
+    .meta({ description: "Page a workspace's executions in every state, newest first, with filters" })
     .input(
       z
         .object({

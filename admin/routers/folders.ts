@@ -6,6 +6,7 @@ import { procedure, router } from '../trpc.ts';
 
 export const foldersRouter = router({
   create: procedure
+    .meta({ description: 'Create a folder for files in a workspace (optionally inside another)' })
     .input(z.object({ workspaceId: z.uuid(), name: folderNameSchema, parentId: z.uuid().nullish() }))
     .mutation(({ ctx, input }) =>
       createFolder(ctx.db, ADMIN_ACTOR, {

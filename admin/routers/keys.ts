@@ -8,6 +8,11 @@ const name = z.string().trim().min(1).max(100);
 
 export const keysRouter = router({
   create: procedure
+    .meta({
+      description:
+        "Create an API key: personal (a user's) or workspace; the answer holds the key, shown once",
+    })
+
     .input(
       z.discriminatedUnion('type', [
         z.object({ type: z.literal('personal'), userId: z.uuid(), name }),
@@ -16,9 +21,11 @@ export const keysRouter = router({
     )
     .mutation(({ ctx, input }) => createApiKey(ctx.db, ctx.encryptionKey, ADMIN_ACTOR, input)),
   list: procedure
+    .meta({ description: "List API keys, masked (all, a user's or a workspace's)" })
     .input(z.object({ userId: z.uuid().optional(), workspaceId: z.uuid().optional() }).optional())
     .query(({ ctx, input }) => listApiKeys(ctx.db, input ?? {})),
   revoke: procedure
+    .meta({ description: 'Revoke an API key: it is refused from then on' })
     .input(z.object({ id: z.uuid() }))
     .mutation(({ ctx, input }) => revokeApiKey(ctx.db, ADMIN_ACTOR, input.id)),
 });

@@ -40,6 +40,7 @@ async function removeBytes(ctx: AdminContext, keys: string[]) {
 
 export const knowledgeRouter = router({
   create: procedure
+    .meta({ description: 'Create a knowledge base in a workspace (its embedding model is chosen for good)' })
     .input(
       z.object({
         workspaceId: z.uuid(),
@@ -60,23 +61,32 @@ export const knowledgeRouter = router({
       return createKnowledgeBase(ctx.db, ADMIN_ACTOR, { ...input, embeddingModel });
     }),
   list: procedure
+    .meta({ description: "List a workspace's knowledge bases" })
     .input(z.object({ workspaceId: z.uuid() }))
     .query(({ ctx, input }) => listKnowledgeBases(ctx.db, input.workspaceId)),
-  get: procedure.input(byId).query(async ({ ctx, input }) => {
-    const knowledgeBase = await getKnowledgeBase(ctx.db, { id: input.id });
-    // listTags answers a Map by base, which JSON (tRPC's wire) would turn into {}.
-    const tags = (await listTags(ctx.db, [input.id])).get(input.id) ?? [];
-    return { ...knowledgeBase, tags };
-  }),
-  delete: procedure.input(byId).mutation(async ({ ctx, input }) => {
-    const { storageKeys } = await deleteKnowledgeBase(ctx.db, ADMIN_ACTOR, input.id);
-    await removeBytes(ctx, storageKeys);
-    return { id: input.id, deletedDocuments: storageKeys.length };
-  }),
+  get: procedure
+    .meta({ description: 'Show a knowledge base with its tag definitions' })
+    .input(byId)
+    .query(async ({ ctx, input }) => {
+      const knowledgeBase = await getKnowledgeBase(ctx.db, { id: input.id });
+      // listTags answers a Map by base, which JSON (tRPC's wire) would turn into {}.
+      const tags = (await listTags(ctx.db, [input.id])).get(input.id) ?? [];
+      return { ...knowledgeBase, tags };
+    }),
+  delete: procedure
+    .meta({ description: 'Delete a knowledge base with its documents, chunks and stored bytes' })
+    .input(byId)
+    .mutation(async ({ ctx, input }) => {
+      const { storageKeys } = await deleteKnowledgeBase(ctx.db, ADMIN_ACTOR, input.id);
+      await removeBytes(ctx, storageKeys);
+      return { id: input.id, deletedDocuments: storageKeys.length };
+    }),
   defineTag: procedure
+    .meta({ description: 'Define a typed tag (text, number, date, boolean) on a knowledge base' })
     .input(z.object({ knowledgeBaseId: z.uuid(), name: z.string(), type: z.enum(TAG_TYPES) }))
     .mutation(({ ctx, input }) => defineTag(ctx.db, ADMIN_ACTOR, input)),
   documents: procedure
+    .meta({ description: "List a knowledge base's documents with their processing status" })
     .input(
       z.object({
         knowledgeBaseId: z.uuid(),
@@ -94,9 +104,11 @@ export const knowledgeRouter = router({
       return listDocuments(ctx.db, knowledgeBaseId, query);
     }),
   getDocument: procedure
+    .meta({ description: 'Show one document of a knowledge base' })
     .input(byDocument)
     .query(({ ctx, input }) => getDocument(ctx.db, { id: input.documentId })),
   setDocumentTags: procedure
+    .meta({ description: "Set a document's tag values (null clears one)" })
     .input(
       byDocument.extend({
         tags: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])),
@@ -104,18 +116,25 @@ export const knowledgeRouter = router({
     )
     .mutation(({ ctx, input }) => setDocumentTags(ctx.db, ADMIN_ACTOR, input)),
   setDocumentEnabled: procedure
+    .meta({ description: 'Enable or disable a document: disabled documents are not searched' })
     .input(byDocument.extend({ enabled: z.boolean() }))
     .mutation(({ ctx, input }) => setDocumentEnabled(ctx.db, ADMIN_ACTOR, input)),
-  reprocessDocument: procedure.input(byDocument).mutation(({ ctx, input }) =>
-    ctx.db.transaction(async (tx) => {
-      const { document, job } = await reprocessDocument(tx, ADMIN_ACTOR, input.documentId);
-      await sendIngestJobs(ctx.queue, tx, [job]);
-      return document;
+  reprocessDocument: procedure
+    .meta({ description: 'Parse, chunk and embed a document again' })
+    .input(byDocument)
+    .mutation(({ ctx, input }) =>
+      ctx.db.transaction(async (tx) => {
+        const { document, job } = await reprocessDocument(tx, ADMIN_ACTOR, input.documentId);
+        await sendIngestJobs(ctx.queue, tx, [job]);
+        return document;
+      }),
+    ),
+  deleteDocument: procedure
+    .meta({ description: 'Delete a document with its chunks and stored bytes' })
+    .input(byDocument)
+    .mutation(async ({ ctx, input }) => {
+      const { storageKey } = await deleteDocument(ctx.db, ADMIN_ACTOR, input.documentId);
+      await removeBytes(ctx, [storageKey]);
+      return { documentId: input.documentId };
     }),
-  ),
-  deleteDocument: procedure.input(byDocument).mutation(async ({ ctx, input }) => {
-    const { storageKey } = await deleteDocument(ctx.db, ADMIN_ACTOR, input.documentId);
-    await removeBytes(ctx, [storageKey]);
-    return { documentId: input.documentId };
-  }),
 });

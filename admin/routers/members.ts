@@ -10,15 +10,19 @@ const ids = (i: { orgId: string; userId: string }) => ({ organizationId: i.orgId
 
 export const membersRouter = router({
   add: procedure
+    .meta({ description: 'Add a user to an organization with a role' })
     .input(withRole)
     .mutation(({ ctx, input }) => addMember(ctx.db, ADMIN_ACTOR, { ...ids(input), role: input.role })),
   remove: procedure
+    .meta({ description: 'Remove a user from an organization' })
     .input(membership)
     .mutation(({ ctx, input }) => removeMember(ctx.db, ADMIN_ACTOR, ids(input))),
   setRole: procedure
+    .meta({ description: "Change a member's role in an organization" })
     .input(withRole)
     .mutation(({ ctx, input }) => setMemberRole(ctx.db, ADMIN_ACTOR, { ...ids(input), role: input.role })),
   list: procedure
+    .meta({ description: "List an organization's members and their roles" })
     .input(z.object({ orgId: z.uuid() }))
     .query(({ ctx, input }) => listMembers(ctx.db, input.orgId)),
 });

@@ -11,6 +11,7 @@ const slug = z
 
 export const orgsRouter = router({
   create: procedure
+    .meta({ description: 'Create an organization (plan: free unless given)' })
     .input(
       z.object({
         name: z.string().trim().min(1).max(100),
@@ -19,8 +20,11 @@ export const orgsRouter = router({
       }),
     )
     .mutation(({ ctx, input }) => createOrganization(ctx.db, input)),
-  list: procedure.query(({ ctx }) => listOrganizations(ctx.db)),
+  list: procedure
+    .meta({ description: 'List every organization' })
+    .query(({ ctx }) => listOrganizations(ctx.db)),
   setPlan: procedure
+    .meta({ description: "Change an organization's plan (free, pro, team, enterprise)" })
     .input(z.object({ orgId: z.uuid(), plan: z.enum(PLAN_NAMES) }))
     .mutation(({ ctx, input }) => setOrganizationPlan(ctx.db, input.orgId, input.plan)),
 });

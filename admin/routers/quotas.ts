@@ -18,14 +18,20 @@ const changes = z.object(
 
 export const quotasRouter = router({
   get: procedure
+    .meta({ description: "Show an organization's plan, its overrides and the limits in force" })
     .input(z.object({ orgId: z.uuid() }))
     .query(({ ctx, input }) => getQuotas(ctx.db, input.orgId)),
   usage: procedure
+    .meta({ description: "Show an organization's spend, storage and rate-limit use against its limits" })
     .input(z.object({ organizationId: z.uuid() }))
     .query(({ ctx, input }) =>
       quotaUsage(ctx.db, input.organizationId, new Date(), ctx.config.BILLING_ENABLED),
     ),
   set: procedure
+    .meta({
+      description: "Override an organization's plan limits (null returns a limit to the plan's value)",
+    })
+
     .input(
       changes
         .extend({ orgId: z.uuid() })

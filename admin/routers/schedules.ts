@@ -20,6 +20,7 @@ const withNext = (boss: PgBoss, s: Schedule) => ({ ...s, nextRunAt: nextFiring(b
 
 export const schedulesRouter = router({
   create: procedure
+    .meta({ description: 'Run a deployed workflow on a cron expression, in a time zone, with fixed inputs' })
     .input(
       z.object({
         workflowId: z.uuid(),
@@ -43,6 +44,7 @@ export const schedulesRouter = router({
       return withNext(ctx.queue, schedule);
     }),
   list: procedure
+    .meta({ description: "List a workspace's or a workflow's schedules, with when each fires next" })
     .input(
       z
         .object({ workspaceId: z.uuid().optional(), workflowId: z.uuid().optional() })
@@ -52,19 +54,28 @@ export const schedulesRouter = router({
         }),
     )
     .query(async ({ ctx, input }) => (await listSchedules(ctx.db, input)).map((s) => withNext(ctx.queue, s))),
-  pause: procedure.input(byId).mutation(async ({ ctx, input }) => {
-    const schedule = await setSchedulePaused(ctx.db, ADMIN_ACTOR, input.id, true);
-    await syncSchedule(ctx.db, ctx.queue, input.id);
-    return withNext(ctx.queue, schedule);
-  }),
-  resume: procedure.input(byId).mutation(async ({ ctx, input }) => {
-    const schedule = await setSchedulePaused(ctx.db, ADMIN_ACTOR, input.id, false);
-    await syncSchedule(ctx.db, ctx.queue, input.id);
-    return withNext(ctx.queue, schedule);
-  }),
-  delete: procedure.input(byId).mutation(async ({ ctx, input }) => {
-    const deleted = await deleteSchedule(ctx.db, ADMIN_ACTOR, input.id);
-    await syncSchedule(ctx.db, ctx.queue, input.id);
-    return deleted;
-  }),
+  pause: procedure
+    .meta({ description: 'Pause a schedule: it stops firing and stays listed' })
+    .input(byId)
+    .mutation(async ({ ctx, input }) => {
+      const schedule = await setSchedulePaused(ctx.db, ADMIN_ACTOR, input.id, true);
+      await syncSchedule(ctx.db, ctx.queue, input.id);
+      return withNext(ctx.queue, schedule);
+    }),
+  resume: procedure
+    .meta({ description: 'Resume a paused schedule' })
+    .input(byId)
+    .mutation(async ({ ctx, input }) => {
+      const schedule = await setSchedulePaused(ctx.db, ADMIN_ACTOR, input.id, false);
+      await syncSchedule(ctx.db, ctx.queue, input.id);
+      return withNext(ctx.queue, schedule);
+    }),
+  delete: procedure
+    .meta({ description: 'Delete a schedule' })
+    .input(byId)
+    .mutation(async ({ ctx, input }) => {
+      const deleted = await deleteSchedule(ctx.db, ADMIN_ACTOR, input.id);
+      await syncSchedule(ctx.db, ctx.queue, input.id);
+      return deleted;
+    }),
 });

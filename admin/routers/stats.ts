@@ -7,6 +7,10 @@ import { procedure, router } from '../trpc.ts';
 
 export const statsRouter = router({
   overview: procedure
+    .meta({
+      description: 'The last hour by the minute, executions in flight and queue and ingestion backlogs',
+    })
+
     .input(z.object({ organizationId: z.uuid().optional(), workspaceId: z.uuid().optional() }).optional())
     .query(({ ctx, input }) => overviewStats(ctx.db, input ?? {})),
 });

@@ -5,7 +5,8 @@ import { procedure, router } from '../trpc.ts';
 
 export const usersRouter = router({
   create: procedure
+    .meta({ description: 'Create a user (name and email)' })
     .input(z.object({ name: z.string().trim().min(1).max(100), email: z.email().max(254) }))
     .mutation(({ ctx, input }) => createUser(ctx.db, input)),
-  list: procedure.query(({ ctx }) => listUsers(ctx.db)),
+  list: procedure.meta({ description: 'List every user' }).query(({ ctx }) => listUsers(ctx.db)),
 });

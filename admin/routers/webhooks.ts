@@ -14,6 +14,11 @@ const secret = z
 
 export const webhooksRouter = router({
   create: procedure
+    .meta({
+      description:
+        "Create an inbound webhook that runs a workflow; the answer holds its URL's token, shown once",
+    })
+
     .input(
       z.object({
         workflowId: z.uuid(),
@@ -25,6 +30,7 @@ export const webhooksRouter = router({
     )
     .mutation(({ ctx, input }) => createWebhook(ctx.db, ctx.encryptionKey, ADMIN_ACTOR, input)),
   list: procedure
+    .meta({ description: "List a workspace's or a workflow's webhooks, URLs masked" })
     .input(
       z
         .object({ workspaceId: z.uuid().optional(), workflowId: z.uuid().optional() })
@@ -35,9 +41,11 @@ export const webhooksRouter = router({
     )
     .query(({ ctx, input }) => listWebhooks(ctx.db, input)),
   delete: procedure
+    .meta({ description: 'Delete a webhook: its URL answers 404' })
     .input(z.object({ id: z.uuid() }))
     .mutation(({ ctx, input }) => deleteWebhook(ctx.db, ADMIN_ACTOR, input.id)),
   rotateToken: procedure
+    .meta({ description: 'Give a webhook a new URL token: the old URL answers 404 at once' })
     .input(z.object({ id: z.uuid() }))
     .mutation(({ ctx, input }) => rotateWebhookToken(ctx.db, ADMIN_ACTOR, input.id)),
 });

@@ -22,9 +22,11 @@ const byId = z.object({ id: z.uuid() });
 
 export const workflowsRouter = router({
   create: procedure
+    .meta({ description: 'Create a workflow (a draft) in a workspace from a definition' })
     .input(z.object({ workspaceId: z.uuid(), name, description: description.optional(), definition }))
     .mutation(({ ctx, input }) => createWorkflow(ctx.db, ADMIN_ACTOR, input)),
   update: procedure
+    .meta({ description: "Change a workflow's name, description or draft definition" })
     .input(
       byId
         .extend({
@@ -40,20 +42,32 @@ export const workflowsRouter = router({
       const { id, ...changes } = input;
       return updateWorkflow(ctx.db, ADMIN_ACTOR, id, changes);
     }),
-  get: procedure.input(byId).query(async ({ ctx, input }) => {
-    const workflow = await getWorkflow(ctx.db, input.id);
-    if (!workflow) throw notFound('Workflow');
-    return workflow;
-  }),
+  get: procedure
+    .meta({ description: 'Show a workflow with its draft definition and deployed version' })
+    .input(byId)
+    .query(async ({ ctx, input }) => {
+      const workflow = await getWorkflow(ctx.db, input.id);
+      if (!workflow) throw notFound('Workflow');
+      return workflow;
+    }),
   list: procedure
+    .meta({ description: "List a workspace's workflows" })
     .input(z.object({ workspaceId: z.uuid() }))
     .query(({ ctx, input }) => listWorkflows(ctx.db, input.workspaceId)),
-  deploy: procedure.input(byId).mutation(({ ctx, input }) => deployWorkflow(ctx.db, ADMIN_ACTOR, input.id)),
+  deploy: procedure
+    .meta({ description: 'Deploy the draft as a new immutable version: executions run it' })
+    .input(byId)
+    .mutation(({ ctx, input }) => deployWorkflow(ctx.db, ADMIN_ACTOR, input.id)),
   undeploy: procedure
+    .meta({ description: 'Stop a workflow from running: executions are refused until it is deployed again' })
     .input(byId)
     .mutation(({ ctx, input }) => undeployWorkflow(ctx.db, ADMIN_ACTOR, input.id)),
-  versions: procedure.input(byId).query(({ ctx, input }) => listVersions(ctx.db, input.id)),
+  versions: procedure
+    .meta({ description: "List a workflow's deployed versions" })
+    .input(byId)
+    .query(({ ctx, input }) => listVersions(ctx.db, input.id)),
   rollback: procedure
+    .meta({ description: 'Deploy an existing version again (no new version is made)' })
     .input(byId.extend({ version: z.number().int().min(1) }))
     .mutation(({ ctx, input }) => rollbackWorkflow(ctx.db, ADMIN_ACTOR, input.id, input.version)),
 });

@@ -16,6 +16,7 @@ const workspaceId = z.object({ workspaceId: z.uuid() });
 
 export const workspacesRouter = router({
   create: procedure
+    .meta({ description: 'Create a workspace in an organization, owned by a user' })
     .input(createWorkspaceBody.omit({ organizationId: true }).extend({ orgId: z.uuid(), ownerId: z.uuid() }))
     .mutation(({ ctx, input }) =>
       createWorkspace(ctx.db, ADMIN_ACTOR, {
@@ -27,9 +28,11 @@ export const workspacesRouter = router({
       }),
     ),
   list: procedure
+    .meta({ description: "List workspaces, oldest first (every one, or an organization's)" })
     .input(z.object({ orgId: z.uuid().optional() }).optional())
     .query(({ ctx, input }) => listWorkspaces(ctx.db, input?.orgId ? { organizationId: input.orgId } : {})),
   update: procedure
+    .meta({ description: 'Rename a workspace, change its color, or allow or refuse personal API keys in it' })
     .input(
       workspaceId
         .extend({
@@ -52,12 +55,19 @@ export const workspacesRouter = router({
       });
     }),
   grant: procedure
+    .meta({ description: 'Give a user read, write or admin permission in a workspace' })
     .input(workspaceId.extend({ userId: z.uuid(), permission: z.enum(WORKSPACE_PERMISSIONS) }))
     .mutation(({ ctx, input }) => grantWorkspacePermission(ctx.db, ADMIN_ACTOR, input)),
   archive: procedure
+    .meta({
+      description:
+        'Archive a workspace: it can be read but nothing in it changes or runs until it is restored',
+    })
+
     .input(workspaceId)
     .mutation(({ ctx, input }) => setWorkspaceArchived(ctx.db, ADMIN_ACTOR, input.workspaceId, true)),
   restore: procedure
+    .meta({ description: 'Restore an archived workspace' })
     .input(workspaceId)
     .mutation(({ ctx, input }) => setWorkspaceArchived(ctx.db, ADMIN_ACTOR, input.workspaceId, false)),
 });

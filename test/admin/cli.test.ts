@@ -1,10 +1,12 @@
 // The admin CLI as an operator runs it: a child process calling the admin plane over real HTTP.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { procedureHelp, procedures } from '../../admin/cli-help.ts';
+import { adminRouter } from '../../admin/router.ts';
 import { type Listening, listen } from '../../serve.ts';
 import { ADMIN_TOKEN, createTenant, startTestService, type TestService } from '../helpers/service.ts';
 
@@ -29,10 +31,10 @@ interface Run {
 }
 
 /** Runs a command in the repository with only the given environment (plus PATH and HOME). */
-function run(command: string, args: string[], env: Record<string, string> = {}): Promise<Run> {
+function run(command: string, args: string[], env: Record<string, string> = {}, cwd = ROOT): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, {
-      cwd: ROOT,
+      cwd,
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -104,15 +106,14 @@ describe('admin CLI', () => {
     }
   });
 
-  it('reports a wrong token as UNAUTHORIZED JSON on stderr, exit code 1', async () => {
+  it('says in one line to set ADMIN_TOKEN when the admin plane refuses the token, exit code 1', async () => {
     const res = await cli(['orgs.list'], { ADMIN_TOKEN: 'wrong-token-0123456789' });
     expect(res.code).toBe(1);
     expect(res.stdout).toBe('');
-    expect(JSON.parse(res.stderr)).toMatchObject({
-      code: 'UNAUTHORIZED',
-      status: 401,
-      error: expect.any(String),
-    });
+    expect(res.stderr.trimEnd().split('\n')).toEqual([
+      expect.stringContaining(`The admin plane at ${server.url}/trpc refused ADMIN_TOKEN: set it to`),
+    ]);
+    expect(res.stderr).toContain('docs/admin.md');
   });
 
   it('reports a refused input as BAD_REQUEST JSON with the field issues, exit code 1', async () => {
@@ -131,55 +132,108 @@ describe('admin CLI', () => {
     ]);
   });
 
-  it('says what is missing when ADMIN_TOKEN is unset, exit code 2', async () => {
+  it('says in one line to set ADMIN_TOKEN when it is unset, exit code 2, calling nothing', async () => {
     const res = await run(process.execPath, ['admin/main.ts', 'orgs.list'], {
       ADMIN_URL: `${server.url}/trpc`,
     });
     expect(res.code).toBe(2);
-    expect(res.stderr).toContain(
-      'Invalid configuration: ADMIN_TOKEN is required: the token printed at first start, or the one you configured',
-    );
+    expect(res.stderr.trimEnd().split('\n')).toEqual([
+      expect.stringMatching(/^ADMIN_TOKEN is not set: set it to the admin token/),
+    ]);
   });
 
-  it('says where it could not connect, exit code 1', async () => {
+  it('says where it could not connect and to set ADMIN_PORT or ADMIN_URL, in one line, exit code 1', async () => {
     const closed = await listen(svc.adminApp, 0, '127.0.0.1');
     await closed.close();
-    const res = await cli(['orgs.list'], { ADMIN_URL: `${closed.url}/trpc` });
+    const port = new URL(closed.url).port;
+    // ADMIN_PORT alone makes the address.
+    const res = await run(process.execPath, ['admin/main.ts', 'orgs.list'], {
+      ADMIN_TOKEN,
+      ADMIN_PORT: port,
+    });
     expect(res.code).toBe(1);
-    expect(res.stderr).toContain(`Could not reach the admin plane at ${closed.url}/trpc`);
+    const lines = res.stderr.trimEnd().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain(
+      `Could not reach the admin plane at http://127.0.0.1:${port}/trpc (ECONNREFUSED)`,
+    );
+    expect(lines[0]).toContain('ADMIN_PORT (or ADMIN_URL)');
   });
 
-  it('lists every procedure with its kind on help', async () => {
+  it('says when what answers on the admin port is not the admin plane (the API, say), in one line', async () => {
+    const api = await listen(svc.app, 0, '127.0.0.1');
+    try {
+      for (const url of [`${api.url}/trpc`, `${server.url}/`]) {
+        const res = await cli(['orgs.list'], { ADMIN_URL: url });
+        expect(res.code, url).toBe(1);
+        const lines = res.stderr.trimEnd().split('\n');
+        expect(lines, url).toEqual([
+          expect.stringContaining(`Something answered at ${url} (HTTP 404), but not the admin plane`),
+        ]);
+        expect(lines[0], url).toContain('ADMIN_PORT (or ADMIN_URL)');
+      }
+    } finally {
+      await api.close();
+    }
+  });
+
+  it('lists every procedure of the router with its one-line description on help', async () => {
     const res = await cli(['help']);
     expect(res.code).toBe(0);
-    for (const line of [
-      'orgs.create (mutation)',
-      'orgs.list (query)',
-      'orgs.setPlan (mutation)',
-      'users.create (mutation)',
-      'users.list (query)',
-      'members.add (mutation)',
-      'members.remove (mutation)',
-      'members.setRole (mutation)',
-      'workspaces.create (mutation)',
-      'workspaces.list (query)',
-      'workspaces.grant (mutation)',
-      'workspaces.archive (mutation)',
-      'workspaces.restore (mutation)',
-      'keys.create (mutation)',
-      'keys.list (query)',
-      'keys.revoke (mutation)',
-      'quotas.get (query)',
-      'quotas.set (mutation)',
-    ]) {
-      expect(res.stdout).toContain(line);
+    const paths = Object.keys(adminRouter._def.procedures);
+    expect(paths.length).toBeGreaterThan(50);
+    const lines = res.stdout.split('\n');
+    for (const path of paths) {
+      const line = lines.find((l) => l.trim().split(/\s+/)[0] === path);
+      expect(line, path).toBeDefined();
+      // The description: words after the name, at least a few of them.
+      expect(line?.trim().slice(path.length).trim().split(' ').length, path).toBeGreaterThan(2);
+    }
+    expect(res.stdout).toMatch(/^\s+orgs\.create\s+Create an organization/m);
+    expect(res.stdout).toMatch(/^\s+keys\.revoke\s+Revoke an API key/m);
+  });
+
+  it('shows the input of one procedure from its schema: fields, types, required or optional, enums, defaults', async () => {
+    const keys = await cli(['help', 'keys.create']);
+    expect(keys.code).toBe(0);
+    expect(keys.stdout).toContain('keys.create (mutation): Create an API key');
+    expect(keys.stdout).toContain('one of 2 shapes');
+    expect(keys.stdout).toContain('type: "personal"  (required)');
+    expect(keys.stdout).toContain('userId: uuid  (required)');
+    expect(keys.stdout).toContain('type: "workspace"  (required)');
+    expect(keys.stdout).toContain('name: string 1 to 100 characters  (required)');
+
+    const docs = await cli(['help', 'knowledge.documents']);
+    expect(docs.stdout).toContain('knowledgeBaseId: uuid  (required)');
+    expect(docs.stdout).toContain('limit: integer 1 to 100  (optional, default 50)');
+    expect(docs.stdout).toContain('sortOrder: "asc" | "desc"  (optional, default "desc")');
+    expect(docs.stdout).toContain(`Example: npm run admin -- knowledge.documents '{"knowledgeBaseId":"…"}'`);
+
+    const quotas = await cli(['help', 'quotas.set']);
+    expect(quotas.stdout).toContain('sync: object or null  (optional)');
+    expect(quotas.stdout).toMatch(/^ {4}requestsPerMinute: integer 1 to \d+ {2}\(required\)$/m);
+
+    const none = await cli(['help', 'orgs.list']);
+    expect(none.stdout).toContain('Input: none.');
+
+    const unknown = await cli(['help', 'orgs.explode']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('Unknown procedure "orgs.explode"');
+  });
+
+  it('prints the input help of every procedure without failing', async () => {
+    const all = procedures();
+    for (const [path, p] of all) {
+      const text = procedureHelp(path, p);
+      expect(text.split('\n')[0], path).toBe(`${path} (${p.type}): ${p.description}`);
+      expect(text, path).toMatch(/\nExample: npm run admin -- /);
     }
   });
 
   it('is what `npm run admin --` runs', async () => {
     const res = await run('npm', ['run', '--silent', 'admin', '--', 'help']);
     expect(res.code).toBe(0);
-    expect(res.stdout).toContain('orgs.list (query)');
+    expect(res.stdout).toMatch(/^\s+orgs\.list\s+List every organization$/m);
   });
 });
 
@@ -213,6 +267,61 @@ describe('admin CLI deploy shortcut', () => {
     expect(JSON.parse(second.stdout)).toMatchObject({ name: 'greeter', created: false, version: 2 });
     const [wf] = await svc.admin.workflows.list.query({ workspaceId: tenant.workspace.id });
     expect(wf).toMatchObject({ name: 'greeter', description: 'Says hello', deployedVersion: 2 });
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('takes name and description written beside inputs, blocks and edges, and answers the id', async () => {
+    const tenant = await createTenant(svc.admin);
+    const dir = mkdtempSync(join(tmpdir(), 'wfs-cli-'));
+    const file = join(dir, 'anything.json');
+    const definition = {
+      inputs: { who: { type: 'string', required: true } },
+      blocks: [{ id: 'hi', type: 'response', data: { hello: '<start.who>' } }],
+      edges: [],
+    };
+    writeFileSync(file, JSON.stringify({ name: 'Greeter', description: 'Says hello', ...definition }));
+    const res = await cli(['deploy', file, tenant.workspace.id]);
+    expect(res.stderr).toBe('');
+    expect(res.code).toBe(0);
+    const answer = JSON.parse(res.stdout);
+    expect(answer).toMatchObject({ id: expect.any(String), name: 'Greeter', created: true, version: 1 });
+    const wf = await svc.admin.workflows.get.query({ id: answer.id });
+    expect(wf).toMatchObject({ name: 'Greeter', description: 'Says hello', deployedVersion: 1 });
+    // Stored without them: the definition is inputs, blocks and edges only.
+    expect(wf.definition).not.toHaveProperty('name');
+    expect(wf.definition).not.toHaveProperty('description');
+    expect(wf.definition).toMatchObject(definition);
+
+    // A name given on the command line wins over the file's.
+    const renamed = await cli(['deploy', file, tenant.workspace.id, 'Other']);
+    expect(JSON.parse(renamed.stdout)).toMatchObject({ name: 'Other', created: true });
+
+    writeFileSync(file, JSON.stringify({ name: 42, ...definition }));
+    const refused = await cli(['deploy', file, tenant.workspace.id]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('"name" must be a string');
+    writeFileSync(file, '[1, 2]');
+    const notObject = await cli(['deploy', file, tenant.workspace.id]);
+    expect(notObject.code).toBe(2);
+    expect(notObject.stderr).toContain('must hold an object');
+    expect(await svc.admin.workflows.list.query({ workspaceId: tenant.workspace.id })).toHaveLength(2);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('reads a relative path from where `npm run admin` was run, not from the package directory', async () => {
+    const tenant = await createTenant(svc.admin);
+    // Below the package, so npm finds it; ignored by git.
+    mkdirSync(join(ROOT, 'test/artifacts'), { recursive: true });
+    const dir = mkdtempSync(join(ROOT, 'test/artifacts/cli-'));
+    writeFileSync(join(dir, 'here.yaml'), 'blocks:\n  - {id: hi, type: response, data: here}\n');
+    const res = await run(
+      'npm',
+      ['run', '--silent', 'admin', '--', 'deploy', 'here.yaml', tenant.workspace.id],
+      { ADMIN_TOKEN, ADMIN_URL: `${server.url}/trpc` },
+      dir,
+    );
+    expect(res.stderr).toBe('');
+    expect(JSON.parse(res.stdout)).toMatchObject({ name: 'here', created: true, version: 1 });
     rmSync(dir, { recursive: true, force: true });
   });
 
