@@ -178,18 +178,28 @@ export async function listDocuments(
   return { documents: rows.map(toDocument), total: Number(count?.total ?? 0) };
 }
 
-/** The document, or 404; with a workspace, only when the document is in it. */
+/** The document, or 404; with a workspace (and a knowledge base), only when the document is in it. */
 export async function getDocument(
   db: Queryable,
-  ref: { id: string; workspaceId?: string },
+  ref: { id: string; workspaceId?: string; knowledgeBaseId?: string },
 ): Promise<KnowledgeDocument & { workspaceId: string }> {
   if (!isUuid(ref.id)) throw notFound('Document');
   const [row] = await db.query<DocumentRow>(
-    'select * from knowledge_documents where id = $1 and ($2::uuid is null or workspace_id = $2)',
-    [ref.id, ref.workspaceId ?? null],
+    `select * from knowledge_documents where id = $1 and ($2::uuid is null or workspace_id = $2)
+        and ($3::uuid is null or knowledge_base_id = $3)`,
+    [ref.id, ref.workspaceId ?? null, ref.knowledgeBaseId ?? null],
   );
   if (!row) throw notFound('Document');
   return { ...toDocument(row), workspaceId: row.workspace_id };
+}
+
+/** A document of a knowledge base of a workspace, as the document list shows it; 404 when not in both. */
+export async function getBaseDocument(
+  db: Queryable,
+  ref: { id: string; workspaceId: string; knowledgeBaseId: string },
+): Promise<KnowledgeDocument> {
+  const { workspaceId: _, ...document } = await getDocument(db, ref);
+  return document;
 }
 
 async function auditDocument(

@@ -1,6 +1,6 @@
 // /api/v1/knowledge: list a workspace's knowledge bases (4), update one (5; a new chunking config
-// re-processes its documents), search them (6), list a base's documents (7) and upload a document
-// to it (8: multipart, streamed to storage, then processed by the runners from `knowledge-ingest`).
+// re-processes its documents), search them (6), list a base's documents (7), read one, and upload a
+// document to it (8: multipart, streamed to storage, then processed by the runners from `knowledge-ingest`).
 // Reads name the workspace in the query and need read permission; writes name it in the body (or
 // the upload's workspaceId field) and need write permission. A base outside that workspace is not
 // found.
@@ -21,7 +21,12 @@ import {
   requireKnowledgeBase,
   updateKnowledgeBase,
 } from '../../db/knowledge-bases.ts';
-import { createDocument, DOCUMENT_SORTS, listDocuments } from '../../db/knowledge-documents.ts';
+import {
+  createDocument,
+  DOCUMENT_SORTS,
+  getBaseDocument,
+  listDocuments,
+} from '../../db/knowledge-documents.ts';
 import { knowledgeSearchRequest, searchKnowledge } from '../../db/knowledge-search.ts';
 import { isStorableText } from '../../db/table-values.ts';
 import { sendInTransaction } from '../../runner/boss.ts';
@@ -61,6 +66,8 @@ export const listDocumentsQuery = z.object({
   sortBy: z.enum(DOCUMENT_SORTS).default('uploadedAt'),
   sortOrder: z.enum(['asc', 'desc']).default('desc'),
 });
+
+export const getDocumentQuery = z.object({ workspaceId: z.uuid() });
 
 /** The text fields of an upload (others are ignored); the file part is named `file`. */
 export const uploadDocumentFields = z.object({ workspaceId: z.uuid() });
@@ -147,6 +154,19 @@ export function knowledgeRoutes({
           },
         },
       });
+    })
+    .get('/:id/documents/:documentId', async (c) => {
+      const id = uuidParam(c, 'id', 'knowledgeBaseId');
+      const documentId = uuidParam(c, 'documentId');
+      const q = queryParams(c, getDocumentQuery);
+      const access = await authorizeResource(db, c.get('principal'), q.workspaceId, 'read', 'Knowledge base');
+      await requireKnowledgeBase(db, { id, workspaceId: access.workspace.id });
+      const document = await getBaseDocument(db, {
+        id: documentId,
+        workspaceId: access.workspace.id,
+        knowledgeBaseId: id,
+      });
+      return c.json({ success: true, data: { document } });
     })
     .post('/:id/documents', async (c) => {
       const id = uuidParam(c, 'id', 'knowledgeBaseId');
