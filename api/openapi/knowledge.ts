@@ -169,7 +169,17 @@ annotateFields(listDocumentsQuery, {
   sortBy: { example: 'uploadedAt' },
   sortOrder: { example: 'desc' },
 });
-annotateFields(uploadDocumentFields, { workspaceId: WORKSPACE });
+annotateFields(uploadDocumentFields, {
+  workspaceId: WORKSPACE,
+  allowDuplicate: {
+    description:
+      '`true` accepts a file whose content (the same bytes, by SHA-256, whatever its name) the knowledge base ' +
+      'already holds; by default that upload is refused with a 409 naming the document that holds it, since ' +
+      'every search hit would then show twice. A document that failed processing does not count: its content ' +
+      'may be uploaded again.',
+    example: 'false',
+  },
+});
 annotateFields(getDocumentQuery, { workspaceId: WORKSPACE });
 
 const uploadForm = uploadDocumentFields
@@ -498,7 +508,8 @@ export function registerKnowledge(registry: OpenAPIRegistry) {
     summary: 'Upload a document',
     description:
       'Stores the file (streamed, at most 100 MB) and answers the document `pending`; runners then parse, ' +
-      'chunk and embed it, and mark it `completed` (or `failed` with processingError).',
+      'chunk and embed it, and mark it `completed` (or `failed` with processingError). Content the knowledge ' +
+      'base already holds (the same bytes, by SHA-256) is a 409 naming that document, unless `allowDuplicate` is `true`.',
     request: {
       params: kbPath,
       headers: idempotencyHeaders,
@@ -534,6 +545,9 @@ export function registerKnowledge(registry: OpenAPIRegistry) {
           ],
           403: RESOURCE_WRITE_DENIED,
           404: 'Knowledge base not found',
+          409:
+            `This knowledge base already holds the same content: document ${EX.documentId} ("handbook.pdf"). ` +
+            'Delete that document first, or send the field allowDuplicate=true to upload it anyway',
           413: [
             'File over the size limit of 104857600 bytes',
             'Storage limit reached: 4999990000 of 5000000000 bytes used and this document has 48213 (free plan)',

@@ -578,13 +578,12 @@ describe('real answers fit the documented ones', () => {
       `${K}/{id}`,
       await svc.call('PUT', `${K}/${kb.id}`, { key, body: { workspaceId: ws } }),
     );
-    expectDocumented(
-      'POST',
-      `${K}/{id}/documents`,
-      await upload(`${K}/${kb.id}/documents`, 'handbook.md', 'text/markdown'),
-    );
     const uploaded = await upload(`${K}/${kb.id}/documents`, 'handbook.md', 'text/markdown');
     expectDocumented('POST', `${K}/{id}/documents`, uploaded);
+    // The same content again: a 409 naming the document.
+    const again = await upload(`${K}/${kb.id}/documents`, 'copy.md', 'text/markdown');
+    expect(again.status).toBe(409);
+    expectDocumented('POST', `${K}/{id}/documents`, again);
     expectDocumented(
       'POST',
       `${K}/{id}/documents`,
