@@ -80,12 +80,12 @@ export interface NewDocument {
 
 /**
  * The 409 for content the knowledge base already holds: every search hit would show twice. Names
- * the document that holds it, and the two ways on.
+ * the document that holds it, and the way on (the public API deletes no documents).
  */
 const duplicate = (holder: { id: string; filename: string }) =>
   conflict(
     `This knowledge base already holds the same content: document ${holder.id} ("${holder.filename}"). ` +
-      'Delete that document first, or send the field allowDuplicate=true to upload it anyway',
+      'Send the field allowDuplicate=true to upload it anyway',
   );
 
 /**

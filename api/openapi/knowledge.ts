@@ -547,7 +547,7 @@ export function registerKnowledge(registry: OpenAPIRegistry) {
           404: 'Knowledge base not found',
           409:
             `This knowledge base already holds the same content: document ${EX.documentId} ("handbook.pdf"). ` +
-            'Delete that document first, or send the field allowDuplicate=true to upload it anyway',
+            'Send the field allowDuplicate=true to upload it anyway',
           413: [
             'File over the size limit of 104857600 bytes',
             'Storage limit reached: 4999990000 of 5000000000 bytes used and this document has 48213 (free plan)',

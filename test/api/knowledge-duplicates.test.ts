@@ -53,7 +53,7 @@ async function documentCount(kbId: string): Promise<number> {
 
 const refusal = (id: string, filename: string) =>
   `This knowledge base already holds the same content: document ${id} ("${filename}"). ` +
-  'Delete that document first, or send the field allowDuplicate=true to upload it anyway';
+  'Send the field allowDuplicate=true to upload it anyway';
 
 describe('the same content twice in one knowledge base', () => {
   it('is refused with 409 naming the document, whatever the name and field order; nothing is kept', async () => {
