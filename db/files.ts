@@ -1,7 +1,8 @@
 // Files: the record of each file uploaded to a workspace (its bytes are in storage, under a key the
 // service made), and the rules that keep them valid: a name unique in the workspace (archived
 // files keep theirs), the storage quota of whoever the workspace is billed to, and a folder of the
-// same workspace. Docs are the same files seen by folder and lifecycle scope.
+// same workspace. Docs are the same files seen by folder and lifecycle scope. Archiving keeps a
+// file's name and storage (it can be restored); deleting frees both.
 import { z } from 'zod';
 import { type Actor, recordAudit } from './audit-logs.ts';
 import type { Queryable } from './client.ts';
@@ -79,15 +80,31 @@ export function checkFileName(name: string): string {
   return r.data;
 }
 
-const taken = (name: string) => conflict(`A file named ${name} already exists in this workspace`);
+/**
+ * The 409 for a name in use, naming the file that holds it and the way out: deleting it (an archived
+ * file keeps its name, and does not show in the file list, hence the mention).
+ */
+const taken = (name: string, holder?: { id: string; archived: boolean }) =>
+  conflict(
+    holder
+      ? `A file named "${name}" already exists in this workspace (id ${holder.id}${holder.archived ? ', archived' : ''}): ` +
+          `delete it first with DELETE /api/v1/files/${holder.id}`
+      : `A file named "${name}" already exists in this workspace`,
+  );
+
+/** The file that holds a name in the workspace (archived ones too), if any. */
+async function nameHolder(db: Queryable, workspaceId: string, name: string) {
+  const [row] = await db.query<{ id: string; archived_at: Date | null }>(
+    'select id, archived_at from files where workspace_id = $1 and name = $2',
+    [workspaceId, name],
+  );
+  return row ? { id: row.id, archived: row.archived_at !== null } : undefined;
+}
 
 /** 409 when the workspace holds a file of that name (archived ones too): a cheap early refusal. */
 export async function assertFileNameFree(db: Queryable, workspaceId: string, name: string): Promise<void> {
-  const [row] = await db.query('select 1 from files where workspace_id = $1 and name = $2', [
-    workspaceId,
-    name,
-  ]);
-  if (row) throw taken(name);
+  const holder = await nameHolder(db, workspaceId, name);
+  if (holder) throw taken(name, holder);
 }
 
 export interface NewFile {
@@ -126,7 +143,10 @@ export async function createFile(db: Queryable, actor: Actor, input: NewFile): P
       return file;
     });
   } catch (err) {
-    if (isUniqueViolation(err, 'files_workspace_id_name_key')) throw taken(name);
+    if (isUniqueViolation(err, 'files_workspace_id_name_key')) {
+      // The racing upload that won: read after the failed transaction, so it has committed.
+      throw taken(name, await nameHolder(db, input.workspaceId, name).catch(() => undefined));
+    }
     throw err;
   }
 }
@@ -242,5 +262,37 @@ export async function setFileArchived(
       metadata: { name: file.name },
     });
     return toFile(row as FileRow);
+  });
+}
+
+/**
+ * Deletes a file of the workspace (archived or not; 404 when not in it): its name is free again and
+ * its bytes no longer count against the storage quota. Answers the deleted file, whose bytes the
+ * caller removes from storage once this has committed. Records file.deleted.
+ */
+export async function deleteFile(
+  db: Queryable,
+  actor: Actor,
+  ref: { id: string; workspaceId: string },
+): Promise<FileRecord> {
+  return db.transaction(async (tx) => {
+    const file = await lockFile(tx, ref.id);
+    if (file.workspace_id !== ref.workspaceId) throw notFound('File');
+    await tx.query('delete from files where id = $1', [ref.id]);
+    const deleted = toFile(file);
+    await recordAudit(tx, actor, {
+      organizationId: file.organization_id,
+      workspaceId: file.workspace_id,
+      action: 'file.deleted',
+      resourceType: 'file',
+      resourceId: deleted.id,
+      metadata: {
+        name: deleted.name,
+        size: deleted.size,
+        type: deleted.type,
+        archived: file.archived_at !== null,
+      },
+    });
+    return deleted;
   });
 }

@@ -3,7 +3,7 @@
 // again, delete). What the runners do to it is ./knowledge-ingestion.ts.
 import { type Actor, recordAudit } from './audit-logs.ts';
 import type { Queryable } from './client.ts';
-import { notFound } from './errors.ts';
+import { conflict, notFound } from './errors.ts';
 import { isUuid } from './ids.ts';
 import type { IngestJob } from './knowledge-bases.ts';
 import { reserveStorage } from './storage-quota.ts';
@@ -72,12 +72,46 @@ export interface NewDocument {
   fileSize: number;
   mimeType: string;
   storageKey: string;
+  /** The SHA-256 of the bytes, hex. */
+  contentSha256: string;
+  /** Accept the content even when the knowledge base already holds it. */
+  allowDuplicate: boolean;
+}
+
+/**
+ * The 409 for content the knowledge base already holds: every search hit would show twice. Names
+ * the document that holds it, and the way on (the public API deletes no documents).
+ */
+const duplicate = (holder: { id: string; filename: string }) =>
+  conflict(
+    `This knowledge base already holds the same content: document ${holder.id} ("${holder.filename}"). ` +
+      'Send the field allowDuplicate=true to upload it anyway',
+  );
+
+/**
+ * Refuses content the knowledge base already holds in a document that did not fail (a failed one
+ * is never searched, so uploading its content again is how it is retried). Under a lock on the
+ * (knowledge base, hash) pair until the caller's transaction ends, so of two racing uploads of one
+ * content the second sees the first.
+ */
+async function assertNewContent(tx: Queryable, knowledgeBaseId: string, sha256: string) {
+  await tx.query('select pg_advisory_xact_lock(hashtextextended($1, 0))', [
+    `knowledge-content:${knowledgeBaseId}:${sha256}`,
+  ]);
+  const [holder] = await tx.query<{ id: string; filename: string }>(
+    `select id, filename from knowledge_documents
+      where knowledge_base_id = $1 and content_sha256 = $2 and processing_status <> 'failed'
+      order by created_at, id limit 1`,
+    [knowledgeBaseId, sha256],
+  );
+  if (holder) throw duplicate(holder);
 }
 
 /**
  * Records an uploaded document (pending, nothing processed yet) under the storage quota of whoever
- * the workspace is billed to (413); answers it with its first ingestion job, which the caller sends
- * in the same transaction. Records knowledge.document_uploaded.
+ * the workspace is billed to (413); refuses content the knowledge base already holds (409) unless
+ * allowed. Answers the document with its first ingestion job, which the caller sends in the same
+ * transaction. Records knowledge.document_uploaded.
  */
 export async function createDocument(
   db: Queryable,
@@ -86,10 +120,11 @@ export async function createDocument(
 ): Promise<{ document: KnowledgeDocument; job: IngestJob }> {
   return db.transaction(async (tx) => {
     const { organizationId } = await reserveStorage(tx, input.workspaceId, input.fileSize, 'this document');
+    if (!input.allowDuplicate) await assertNewContent(tx, input.knowledgeBaseId, input.contentSha256);
     const [row] = await tx.query<DocumentRow>(
       `insert into knowledge_documents (knowledge_base_id, workspace_id, filename, file_size, mime_type,
-         storage_key, uploaded_by)
-       select k.id, k.workspace_id, $3, $4, $5, $6, $7 from knowledge_bases k
+         storage_key, uploaded_by, content_sha256)
+       select k.id, k.workspace_id, $3, $4, $5, $6, $7, $8 from knowledge_bases k
         where k.id = $1 and k.workspace_id = $2
        returning *`,
       [
@@ -100,6 +135,7 @@ export async function createDocument(
         input.mimeType,
         input.storageKey,
         actor.userId,
+        input.contentSha256,
       ],
     );
     if (!row) throw notFound('Knowledge base');
@@ -115,6 +151,8 @@ export async function createDocument(
         filename: document.filename,
         fileSize: document.fileSize,
         mimeType: document.mimeType,
+        contentSha256: input.contentSha256,
+        ...(input.allowDuplicate ? { allowDuplicate: true } : {}),
       },
     });
     return { document, job: { documentId: document.id, generation: 1 } };
@@ -178,18 +216,28 @@ export async function listDocuments(
   return { documents: rows.map(toDocument), total: Number(count?.total ?? 0) };
 }
 
-/** The document, or 404; with a workspace, only when the document is in it. */
+/** The document, or 404; with a workspace (and a knowledge base), only when the document is in it. */
 export async function getDocument(
   db: Queryable,
-  ref: { id: string; workspaceId?: string },
+  ref: { id: string; workspaceId?: string; knowledgeBaseId?: string },
 ): Promise<KnowledgeDocument & { workspaceId: string }> {
   if (!isUuid(ref.id)) throw notFound('Document');
   const [row] = await db.query<DocumentRow>(
-    'select * from knowledge_documents where id = $1 and ($2::uuid is null or workspace_id = $2)',
-    [ref.id, ref.workspaceId ?? null],
+    `select * from knowledge_documents where id = $1 and ($2::uuid is null or workspace_id = $2)
+        and ($3::uuid is null or knowledge_base_id = $3)`,
+    [ref.id, ref.workspaceId ?? null, ref.knowledgeBaseId ?? null],
   );
   if (!row) throw notFound('Document');
   return { ...toDocument(row), workspaceId: row.workspace_id };
+}
+
+/** A document of a knowledge base of a workspace, as the document list shows it; 404 when not in both. */
+export async function getBaseDocument(
+  db: Queryable,
+  ref: { id: string; workspaceId: string; knowledgeBaseId: string },
+): Promise<KnowledgeDocument> {
+  const { workspaceId: _, ...document } = await getDocument(db, ref);
+  return document;
 }
 
 async function auditDocument(

@@ -6,9 +6,12 @@
 //   (pgvector 0.8, relaxed order) keep a filtered search answering topK results; should the index
 //   still come up short (a very selective filter), an exact scan of the filtered chunks answers.
 // - hybrid: the vector candidates and the full-text candidates (websearch_to_tsquery, ts_rank_cd)
-//   are fused by reciprocal rank (k = 60); similarity stays the chunk's cosine similarity.
+//   are fused by reciprocal rank (k = 60); similarity stays the chunk's cosine similarity, so it is
+//   not in order: each result's `score` is the fused score the results are ordered by.
 // - tags only (no query): matching chunks, newest document first, then in document order; their
 //   similarity is 1, since nothing was compared.
+// Every result carries `score`, what the results are ordered by (highest first): the similarity in
+// vector and tags-only searches, the fused score in hybrid ones; so a client sorts by one field.
 //
 // A chunk is live when its generation is its document's live generation, which is set only when a
 // processing completed; so a document being re-processed keeps answering from its old chunks.
@@ -76,7 +79,10 @@ export interface SearchResultItem {
   documentName: string;
   content: string;
   chunkIndex: number;
+  /** 1 - cosine distance to the query, in every mode (1 for a search by tags alone). */
   similarity: number;
+  /** What the results are ordered by, highest first: the similarity, or in hybrid mode the fused score. */
+  score: number;
   /** The document's tag values by tag name. */
   metadata: Record<string, TagValue>;
 }
@@ -100,6 +106,8 @@ interface Hit {
   distance: number | null;
   /** The full-text rank of a hybrid search's text candidate. */
   textRank: number;
+  /** The reciprocal rank fusion score of a hybrid search's result. */
+  fused?: number;
   row: Row;
 }
 
@@ -203,14 +211,18 @@ export async function searchKnowledge(
   } else {
     hits = await queryHits(db, embedders, request, request.query, bases, compile);
   }
-  const results = hits.map((h) => ({
-    documentId: h.document_id,
-    documentName: h.filename,
-    content: h.content,
-    chunkIndex: h.chunk_index,
-    similarity: h.distance === null ? 1 : 1 - h.distance,
-    metadata: documentTags(h.row, tagsOf(h.knowledge_base_id)),
-  }));
+  const results = hits.map((h): SearchResultItem => {
+    const similarity = h.distance === null ? 1 : 1 - h.distance;
+    return {
+      documentId: h.document_id,
+      documentName: h.filename,
+      content: h.content,
+      chunkIndex: h.chunk_index,
+      similarity,
+      score: h.fused ?? similarity,
+      metadata: documentTags(h.row, tagsOf(h.knowledge_base_id)),
+    };
+  });
   return {
     results,
     query: request.query ?? '',
@@ -286,5 +298,5 @@ async function queryHits(
   return [...fused.values()]
     .sort((a, b) => b.score - a.score || byDistance(a.hit, b.hit))
     .slice(0, request.topK)
-    .map((e) => e.hit);
+    .map((e) => ({ ...e.hit, fused: e.score }));
 }

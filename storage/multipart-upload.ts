@@ -2,6 +2,7 @@
 // into a storage driver under a new key while it arrives, so memory stays bounded whatever the
 // size. Fields may come before or after the file. On any failure (malformed body, a refusal by
 // the caller's hook, the size cap) nothing stays stored: the answer waits until partial data is gone.
+import { createHash } from 'node:crypto';
 import { Readable, Transform, type TransformCallback } from 'node:stream';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import busboy from 'busboy';
@@ -16,6 +17,8 @@ export interface ReceivedFile {
   name: string;
   /** Declared by the part, or sniffed from its first bytes. */
   type: string;
+  /** The SHA-256 of the bytes, hex, computed as they streamed through. */
+  sha256: string;
 }
 
 export interface ReceivedUpload {
@@ -38,11 +41,16 @@ export interface ReceiveOptions {
 
 const malformed = (message: string) => new ServiceError(400, message);
 
-/** Keeps a copy of the first bytes that pass, for sniffing; passes everything on unchanged. */
+/**
+ * Keeps a copy of the first bytes that pass, for sniffing, and hashes them all; passes everything
+ * on unchanged.
+ */
 class Head extends Transform {
   private readonly chunks: Buffer[] = [];
   private bytes = 0;
+  private readonly hash = createHash('sha256');
   override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback) {
+    this.hash.update(chunk);
     if (this.bytes < SNIFF_BYTES) {
       const part = Buffer.from(chunk.subarray(0, SNIFF_BYTES - this.bytes));
       this.chunks.push(part);
@@ -52,6 +60,10 @@ class Head extends Transform {
   }
   get head(): Buffer {
     return Buffer.concat(this.chunks);
+  }
+  /** The hash of every byte that passed; read once, after the stream has ended. */
+  digest(): string {
+    return this.hash.digest('hex');
   }
 }
 
@@ -138,7 +150,13 @@ export function receiveUpload(
         if (failure) throw failure;
         const key = newStorageKey(workspaceId);
         const { size } = await options.storage.put(key, stream.pipe(head), { maxBytes: options.maxBytes });
-        return { key, size, name: filename, type: await mediaTypeOf(info.mimeType, head.head) };
+        return {
+          key,
+          size,
+          name: filename,
+          type: await mediaTypeOf(info.mimeType, head.head),
+          sha256: head.digest(),
+        };
       })();
       storing.catch((err: unknown) => {
         fail(

@@ -1,10 +1,10 @@
-// OpenAPI: /api/v1/files: upload (16), list (15) and download a workspace's files; and
+// OpenAPI: /api/v1/files: upload (16), list (15), download and delete a workspace's files; and
 // /api/v1/docs (14), the same files by folder and lifecycle scope.
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import type { FileRecord } from '../../db/files.ts';
 import { listDocsQuery } from '../routes/docs.ts';
-import { fileContentQuery, listFilesQuery, uploadFileFields } from '../routes/files.ts';
+import { deleteFileQuery, fileContentQuery, listFilesQuery, uploadFileFields } from '../routes/files.ts';
 import {
   API_RATE_LIMITED,
   annotateFields,
@@ -15,6 +15,7 @@ import {
   invalid,
   ok,
   READ_DENIED,
+  RESOURCE_WRITE_DENIED,
   WRITE_DENIED,
   withIdempotency,
 } from './components.ts';
@@ -58,6 +59,7 @@ const fileList = envelope({ files: z.array(fileSchema), totalCount: z.number().i
 const WORKSPACE = { description: 'The workspace of the files', example: EX.workspaceId };
 annotateFields(listFilesQuery, { workspaceId: WORKSPACE });
 annotateFields(fileContentQuery, { workspaceId: WORKSPACE });
+annotateFields(deleteFileQuery, { workspaceId: WORKSPACE });
 annotateFields(uploadFileFields, {
   workspaceId: { description: 'The workspace to store the file in', example: EX.workspaceId },
 });
@@ -79,6 +81,8 @@ const uploadForm = uploadFileFields
       'Send `workspaceId` before `file`: the caller is then authorised and the name checked before a byte is stored',
   });
 
+const filePath = z.object({ fileId: z.uuid().meta({ description: 'The file id', example: EX.fileId }) });
+
 const READ_400 = invalid(['workspaceId'], 'Invalid UUID', 'invalid_format', 'Invalid query parameters');
 
 export function registerFiles(registry: OpenAPIRegistry) {
@@ -89,7 +93,8 @@ export function registerFiles(registry: OpenAPIRegistry) {
     tags: ['Files'],
     summary: 'Upload a file',
     description:
-      'Streams the file to storage (never held whole in memory). A name already in the workspace is a 409; ' +
+      'Streams the file to storage (never held whole in memory). A name already in the workspace (archived files ' +
+      'included) is a 409 naming the file that holds it: delete that file (DELETE /api/v1/files/{fileId}) to free the name; ' +
       'over 100 MB or past the storage quota, a 413. Whatever refuses the upload, nothing is kept.',
     request: {
       headers: idempotencyHeaders,
@@ -114,7 +119,7 @@ export function registerFiles(registry: OpenAPIRegistry) {
           ],
           403: WRITE_DENIED,
           404: 'Workspace not found',
-          409: 'A file named report.pdf already exists in this workspace',
+          409: `A file named "report.pdf" already exists in this workspace (id ${EX.fileId}): delete it first with DELETE /api/v1/files/${EX.fileId}`,
           413: [
             'File over the size limit of 104857600 bytes',
             'Storage limit reached: 4999990000 of 5000000000 bytes used and this file has 48213 (free plan)',
@@ -157,10 +162,7 @@ export function registerFiles(registry: OpenAPIRegistry) {
     tags: ['Files'],
     summary: 'Download a file',
     description: "The file's bytes, streamed, as its media type.",
-    request: {
-      params: z.object({ fileId: z.uuid().meta({ description: 'The file id', example: EX.fileId }) }),
-      query: fileContentQuery,
-    },
+    request: { params: filePath, query: fileContentQuery },
     responses: {
       200: ok(
         {
@@ -186,6 +188,39 @@ export function registerFiles(registry: OpenAPIRegistry) {
         {
           400: [READ_400, invalid(['fileId'], 'Must be a UUID', 'invalid_format')],
           403: 'Personal API keys are disabled in this workspace; use a workspace key',
+          404: 'File not found',
+          429: API_RATE_LIMITED,
+        },
+        { metering: 'api' },
+      ),
+    },
+  });
+
+  registry.registerPath({
+    method: 'delete',
+    path: '/api/v1/files/{fileId}',
+    operationId: 'deleteFile',
+    tags: ['Files'],
+    summary: 'Delete a file',
+    description:
+      'Deletes a file of the workspace, archived or not: it leaves the file list and the docs, its name is free ' +
+      'for a new upload, its bytes are removed from storage and no longer count in the storage figures ' +
+      '(`storage.usedBytes` of GET /api/users/me/usage-limits). Needs write permission; recorded in the audit log ' +
+      'as `file.deleted`. There is no undo. (Archiving, through the admin plane, keeps the name and the bytes.)',
+    request: { params: filePath, query: deleteFileQuery },
+    responses: {
+      200: ok(
+        {
+          description: 'The file is deleted',
+          schema: envelope({ message: z.string() }).meta({ id: 'FileDeleted' }),
+          example: { success: true, data: { message: 'File report.pdf deleted' } },
+        },
+        'api',
+      ),
+      ...errors(
+        {
+          400: [READ_400, invalid(['fileId'], 'Must be a UUID', 'invalid_format')],
+          403: RESOURCE_WRITE_DENIED,
           404: 'File not found',
           429: API_RATE_LIMITED,
         },

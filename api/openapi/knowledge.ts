@@ -1,5 +1,5 @@
 // OpenAPI: /api/v1/knowledge: list knowledge bases (4), update one (5), search (6), list a base's
-// documents (7) and upload a document to it (8).
+// documents (7), read one, and upload a document to it (8).
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import type { KnowledgeBase } from '../../db/knowledge-bases.ts';
@@ -7,6 +7,7 @@ import type { KnowledgeDocument } from '../../db/knowledge-documents.ts';
 import { knowledgeSearchRequest, type SearchResultItem } from '../../db/knowledge-search.ts';
 import { SUPPORTED_DOCUMENT_TYPES } from '../../runner/ingestion/document-types.ts';
 import {
+  getDocumentQuery,
   listDocumentsQuery,
   listKnowledgeQuery,
   updateKnowledgeBody,
@@ -82,7 +83,18 @@ const searchResultSchema = z
     documentName: z.string(),
     content: z.string().meta({ description: 'The text of the matching chunk' }),
     chunkIndex: z.number().int(),
-    similarity: z.number().meta({ description: '1 − cosine distance; 1 for a search by tags alone' }),
+    similarity: z.number().meta({
+      description:
+        "How close the chunk's meaning is to the query: 1 − cosine distance between their embeddings (up to 1), " +
+        'in every mode; 1 for a search by tags alone. In hybrid mode the results are not ordered by it: see score.',
+    }),
+    score: z.number().meta({
+      description:
+        'What the results are ordered by, highest first. Vector mode and a search by tags alone: equal to ' +
+        'similarity. Hybrid mode: the reciprocal rank fusion score, the sum over the vector ranking and the ' +
+        'full-text ranking of 1 / (60 + rank) (rank 1 is the best; a list the chunk is not in adds nothing), so ' +
+        'at most 2/61 ≈ 0.0328; it compares results of one answer, not of two searches.',
+    }),
     metadata: z
       .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]))
       .meta({ description: "The document's tag values by tag name" }),
@@ -142,7 +154,11 @@ annotateFields(knowledgeSearchRequest, {
       'date: eq neq gt gte lt lte between (inclusive, with valueTo); boolean: eq neq',
   },
   topK: { description: 'Results wanted' },
-  searchMode: { description: '`hybrid` adds full-text ranking, fused by reciprocal rank' },
+  searchMode: {
+    description:
+      '`vector`: by similarity. `hybrid` adds full-text ranking, fused with the vector ranking by reciprocal rank: ' +
+      'results then come in `score` order, and their `similarity` values need not be in order',
+  },
 });
 annotateFields(listDocumentsQuery, {
   workspaceId: WORKSPACE,
@@ -153,7 +169,18 @@ annotateFields(listDocumentsQuery, {
   sortBy: { example: 'uploadedAt' },
   sortOrder: { example: 'desc' },
 });
-annotateFields(uploadDocumentFields, { workspaceId: WORKSPACE });
+annotateFields(uploadDocumentFields, {
+  workspaceId: WORKSPACE,
+  allowDuplicate: {
+    description:
+      '`true` accepts a file whose content (the same bytes, by SHA-256, whatever its name) the knowledge base ' +
+      'already holds; by default that upload is refused with a 409 naming the document that holds it, since ' +
+      'every search hit would then show twice. A document that failed processing does not count: its content ' +
+      'may be uploaded again.',
+    example: 'false',
+  },
+});
+annotateFields(getDocumentQuery, { workspaceId: WORKSPACE });
 
 const uploadForm = uploadDocumentFields
   .extend({
@@ -168,6 +195,10 @@ const uploadForm = uploadDocumentFields
 
 const kbPath = z.object({
   id: z.uuid().meta({ description: 'The knowledge base id', example: EX.knowledgeBaseId }),
+});
+
+const documentPath = kbPath.extend({
+  documentId: z.uuid().meta({ description: 'The document id', example: EX.documentId }),
 });
 
 const READ_400 = invalid(['workspaceId'], 'Invalid UUID', 'invalid_format', 'Invalid query parameters');
@@ -318,6 +349,7 @@ export function registerKnowledge(registry: OpenAPIRegistry) {
                   content: 'Parental leave is 16 weeks, paid in full…',
                   chunkIndex: 3,
                   similarity: 0.41,
+                  score: 0.41,
                   metadata: { department: 'HR' },
                 },
               ],
@@ -426,6 +458,49 @@ export function registerKnowledge(registry: OpenAPIRegistry) {
   });
 
   registry.registerPath({
+    method: 'get',
+    path: '/api/v1/knowledge/{id}/documents/{documentId}',
+    operationId: 'getKnowledgeDocument',
+    tags,
+    summary: 'Get a document of a knowledge base',
+    description:
+      'One document, as the document list shows it: poll it after an upload to see its processingStatus. ' +
+      'A document of another knowledge base, or of another workspace, is not found.',
+    request: { params: documentPath, query: getDocumentQuery },
+    responses: {
+      200: ok(
+        {
+          description: 'The document',
+          schema: envelope({ document: documentSchema }).meta({ id: 'KnowledgeDocumentFound' }),
+          example: {
+            success: true,
+            data: {
+              document: {
+                ...documentExample,
+                processingStatus: 'completed',
+                chunkCount: 12,
+                tokenCount: 10734,
+                processingStartedAt: EX.time,
+                processedAt: EX.later,
+              },
+            },
+          },
+        },
+        'api',
+      ),
+      ...errors(
+        {
+          400: [READ_400, BAD_KB_ID, invalid(['documentId'], 'Must be a UUID', 'invalid_format')],
+          403: 'Personal API keys are disabled in this workspace; use a workspace key',
+          404: ['Document not found', 'Knowledge base not found'],
+          429: API_RATE_LIMITED,
+        },
+        { metering: 'api' },
+      ),
+    },
+  });
+
+  registry.registerPath({
     method: 'post',
     path: '/api/v1/knowledge/{id}/documents',
     operationId: 'uploadKnowledgeDocument',
@@ -433,7 +508,8 @@ export function registerKnowledge(registry: OpenAPIRegistry) {
     summary: 'Upload a document',
     description:
       'Stores the file (streamed, at most 100 MB) and answers the document `pending`; runners then parse, ' +
-      'chunk and embed it, and mark it `completed` (or `failed` with processingError).',
+      'chunk and embed it, and mark it `completed` (or `failed` with processingError). Content the knowledge ' +
+      'base already holds (the same bytes, by SHA-256) is a 409 naming that document, unless `allowDuplicate` is `true`.',
     request: {
       params: kbPath,
       headers: idempotencyHeaders,
@@ -469,6 +545,9 @@ export function registerKnowledge(registry: OpenAPIRegistry) {
           ],
           403: RESOURCE_WRITE_DENIED,
           404: 'Knowledge base not found',
+          409:
+            `This knowledge base already holds the same content: document ${EX.documentId} ("handbook.pdf"). ` +
+            'Send the field allowDuplicate=true to upload it anyway',
           413: [
             'File over the size limit of 104857600 bytes',
             'Storage limit reached: 4999990000 of 5000000000 bytes used and this document has 48213 (free plan)',

@@ -1,5 +1,5 @@
-// /api/v1/files: upload (16, multipart, streamed to storage), list (15) and download a workspace's
-// files. An upload needs write permission in the workspace its `workspaceId` field names; when that
+// /api/v1/files: upload (16, multipart, streamed to storage), list (15), download and delete a
+// workspace's files. An upload needs write permission in the workspace its `workspaceId` field names; when that
 // field comes before the file part the caller is authorised (and the name checked) before a byte
 // is stored, otherwise once the file is in. Whatever refuses the upload, its bytes are removed.
 import { Readable } from 'node:stream';
@@ -11,6 +11,7 @@ import {
   assertFileNameFree,
   checkFileName,
   createFile,
+  deleteFile,
   getFile,
   listFiles,
   MAX_FILE_BYTES,
@@ -24,6 +25,7 @@ import { queryParams } from '../middleware/validate.ts';
 export const uploadFileFields = z.object({ workspaceId: z.uuid() });
 export const listFilesQuery = z.object({ workspaceId: z.uuid() });
 export const fileContentQuery = z.object({ workspaceId: z.uuid() });
+export const deleteFileQuery = z.object({ workspaceId: z.uuid() });
 
 function parseFields(fields: Record<string, string>) {
   const r = uploadFileFields.safeParse(fields);
@@ -105,5 +107,16 @@ export function fileRoutes({ db, log, storage }: ApiDeps & { storage: StorageDri
         // Served as the bytes they are: never sniffed into something a browser would run.
         'X-Content-Type-Options': 'nosniff',
       });
+    })
+    .delete('/:fileId', async (c) => {
+      const id = fileIdParam(c);
+      const q = queryParams(c, deleteFileQuery);
+      const access = await authorizeResource(db, c.get('principal'), q.workspaceId, 'write', 'File');
+      const file = await deleteFile(db, access.actor, { id, workspaceId: access.workspace.id });
+      // The record is gone (name and quota freed); bytes left behind by a failure here are only logged.
+      await storage.delete(file.key).catch((cause: unknown) => {
+        log.error('could not delete the bytes of a deleted file', { key: file.key, err: cause });
+      });
+      return c.json({ success: true, data: { message: `File ${file.name} deleted` } });
     });
 }

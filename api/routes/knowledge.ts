@@ -1,6 +1,7 @@
 // /api/v1/knowledge: list a workspace's knowledge bases (4), update one (5; a new chunking config
-// re-processes its documents), search them (6), list a base's documents (7) and upload a document
-// to it (8: multipart, streamed to storage, then processed by the runners from `knowledge-ingest`).
+// re-processes its documents), search them (6), list a base's documents (7), read one, and upload a
+// document to it (8: multipart, streamed to storage and hashed, then processed by the runners from
+// `knowledge-ingest`; content the base already holds is refused unless the upload allows it).
 // Reads name the workspace in the query and need read permission; writes name it in the body (or
 // the upload's workspaceId field) and need write permission. A base outside that workspace is not
 // found.
@@ -21,7 +22,12 @@ import {
   requireKnowledgeBase,
   updateKnowledgeBase,
 } from '../../db/knowledge-bases.ts';
-import { createDocument, DOCUMENT_SORTS, listDocuments } from '../../db/knowledge-documents.ts';
+import {
+  createDocument,
+  DOCUMENT_SORTS,
+  getBaseDocument,
+  listDocuments,
+} from '../../db/knowledge-documents.ts';
 import { knowledgeSearchRequest, searchKnowledge } from '../../db/knowledge-search.ts';
 import { isStorableText } from '../../db/table-values.ts';
 import { sendInTransaction } from '../../runner/boss.ts';
@@ -62,8 +68,14 @@ export const listDocumentsQuery = z.object({
   sortOrder: z.enum(['asc', 'desc']).default('desc'),
 });
 
+export const getDocumentQuery = z.object({ workspaceId: z.uuid() });
+
 /** The text fields of an upload (others are ignored); the file part is named `file`. */
-export const uploadDocumentFields = z.object({ workspaceId: z.uuid() });
+export const uploadDocumentFields = z.object({
+  workspaceId: z.uuid(),
+  // Form fields are text: the two words, nothing looser, so a typo is a 400 rather than a silent "no".
+  allowDuplicate: z.enum(['true', 'false']).optional(),
+});
 
 function parseFields(fields: Record<string, string>) {
   const r = uploadDocumentFields.safeParse(fields);
@@ -148,6 +160,19 @@ export function knowledgeRoutes({
         },
       });
     })
+    .get('/:id/documents/:documentId', async (c) => {
+      const id = uuidParam(c, 'id', 'knowledgeBaseId');
+      const documentId = uuidParam(c, 'documentId');
+      const q = queryParams(c, getDocumentQuery);
+      const access = await authorizeResource(db, c.get('principal'), q.workspaceId, 'read', 'Knowledge base');
+      await requireKnowledgeBase(db, { id, workspaceId: access.workspace.id });
+      const document = await getBaseDocument(db, {
+        id: documentId,
+        workspaceId: access.workspace.id,
+        knowledgeBaseId: id,
+      });
+      return c.json({ success: true, data: { document } });
+    })
     .post('/:id/documents', async (c) => {
       const id = uuidParam(c, 'id', 'knowledgeBaseId');
       const principal = c.get('principal');
@@ -171,7 +196,7 @@ export function knowledgeRoutes({
         },
       });
       try {
-        const { workspaceId } = parseFields(upload.fields);
+        const { workspaceId, allowDuplicate } = parseFields(upload.fields);
         access ??= await reach(workspaceId);
         const kind = checkKind(upload.file.name, upload.file.type);
         const actor = access.actor;
@@ -183,6 +208,8 @@ export function knowledgeRoutes({
             fileSize: upload.file.size,
             mimeType: documentMediaType(kind, upload.file.type),
             storageKey: upload.file.key,
+            contentSha256: upload.file.sha256,
+            allowDuplicate: allowDuplicate === 'true',
           });
           await sendIngestJobs(queue, tx, [created.job]);
           return created;

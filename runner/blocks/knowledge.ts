@@ -1,7 +1,7 @@
 // The `knowledge` block: searches knowledge bases of the execution's workspace, with the same rules
 // (and so the same errors) as POST /api/v1/knowledge/search.
 //   knowledgeBaseIds (or knowledgeBaseId), query?, tagFilters?, topK? (default 10), searchMode?
-//   → {results: [{documentId, documentName, content, chunkIndex, similarity, metadata}], totalResults}
+//   → {results: [{documentId, documentName, content, chunkIndex, similarity, score, metadata}], totalResults}
 // Any field may be a reference (`<start.question>`), checked once resolved.
 import { z } from 'zod';
 import { ServiceError } from '../../db/errors.ts';

@@ -1,6 +1,6 @@
 // /api/v1/files: uploading (the answer, names that are only names, media types, duplicate names in
-// sequence and in a race, who may upload, malformed requests), listing, downloading, and the
-// storage figures and quota. Storage drivers and the size cap are tested in files-storage, docs
+// sequence and in a race, who may upload, malformed requests), listing, downloading, deleting, and
+// the storage figures and quota. Storage drivers and the size cap are tested in files-storage, docs
 // and their folders in files-docs.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -176,7 +176,8 @@ describe('POST /api/v1/files', () => {
   describe('a name already in the workspace', () => {
     it('is refused with 409, whichever field comes first, and nothing more is stored', async () => {
       const workspaceId = await freshWorkspace();
-      expectOk(await upload(svc, tenant.key, { workspaceId, name: 'twice.txt' }));
+      const first = await upload(svc, tenant.key, { workspaceId, name: 'twice.txt' });
+      expectOk(first);
       const blobs = localBlobs(svc).length;
       for (const order of ['fieldsFirst', 'fileFirst'] as const) {
         expectError(
@@ -187,7 +188,10 @@ describe('POST /api/v1/files', () => {
             content: { size: 100_000 },
           }),
           409,
-          /A file named twice\.txt already exists in this workspace/,
+          new RegExp(
+            `^A file named "twice\\.txt" already exists in this workspace \\(id ${first.body.data.file.id}\\): ` +
+              `delete it first with DELETE /api/v1/files/${first.body.data.file.id}$`,
+          ),
         );
       }
       expect(await fileRows(svc, workspaceId)).toHaveLength(1);
@@ -224,6 +228,13 @@ describe('POST /api/v1/files', () => {
         );
         const statuses = results.map((r) => r.status).sort();
         expect(statuses).toEqual([200, 409, 409, 409, 409, 409]);
+        // Each loser is told which file won the name.
+        const winnerId = results.find((r) => r.status === 200)?.body.data.file.id;
+        for (const r of results.filter((r) => r.status === 409)) {
+          expect(r.body.error).toContain(
+            `(id ${winnerId}): delete it first with DELETE /api/v1/files/${winnerId}`,
+          );
+        }
         const rows = await fileRows(svc, workspaceId);
         expect(rows).toHaveLength(1);
         expect(localBlobs(svc)).toHaveLength(blobs + 1);
@@ -458,6 +469,108 @@ describe('GET /api/v1/files/{id}/content', () => {
   });
 });
 
+describe('DELETE /api/v1/files/{id}', () => {
+  const remove = (id: string, workspaceId: string, key = tenant.key) =>
+    svc.call('DELETE', `/api/v1/files/${id}`, { key, query: { workspaceId } });
+
+  it('deletes the file: gone from the list, the download and storage; its name is free again', async () => {
+    const workspaceId = await freshWorkspace();
+    const up = await upload(svc, tenant.key, { workspaceId, name: 'old.txt', content: Buffer.from('v1') });
+    const kept = await upload(svc, tenant.key, { workspaceId, name: 'kept.txt' });
+    const { id, key } = up.body.data.file;
+    expect(localBlobs(svc)).toContain(key);
+    const res = await remove(id, workspaceId);
+    expectOk(res);
+    expect(res.body).toEqual({ success: true, data: { message: 'File old.txt deleted' } });
+    expect((await list(workspaceId)).files.map((f) => f.name)).toEqual(['kept.txt']);
+    expect((await download(svc, tenant.key, id, workspaceId)).status).toBe(404);
+    expect(localBlobs(svc)).not.toContain(key);
+    expect(localBlobs(svc)).toContain(kept.body.data.file.key);
+    expectError(await remove(id, workspaceId), 404, /^File not found$/);
+    // The name takes a new upload, with its own bytes.
+    const again = await upload(svc, tenant.key, { workspaceId, name: 'old.txt', content: Buffer.from('v2') });
+    expectOk(again);
+    expect(again.body.data.file.id).not.toBe(id);
+    const got = await download(svc, tenant.key, again.body.data.file.id, workspaceId);
+    expect(await got.text()).toBe('v2');
+  });
+
+  it('is the way out of the 409, for an archived file too', async () => {
+    const workspaceId = await freshWorkspace();
+    const up = await upload(svc, tenant.key, { workspaceId, name: 'plan.md' });
+    const id = up.body.data.file.id;
+    await svc.admin.files.archive.mutate({ fileId: id });
+    const refused = await upload(svc, tenant.key, { workspaceId, name: 'plan.md' });
+    expectError(
+      refused,
+      409,
+      new RegExp(`\\(id ${id}, archived\\): delete it first with DELETE /api/v1/files/${id}$`),
+    );
+    expectOk(await remove(id, workspaceId));
+    const docs = await svc.call('GET', '/api/v1/docs', {
+      key: tenant.key,
+      query: { workspaceId, scope: 'all' },
+    });
+    expect(docs.body.data.totalCount).toBe(0);
+    expectOk(await upload(svc, tenant.key, { workspaceId, name: 'plan.md' }));
+  });
+
+  it('records file.deleted in the audit log, naming who deleted it', async () => {
+    const workspaceId = await freshWorkspace();
+    const up = await upload(svc, tenant.key, { workspaceId, name: 'gone.txt' });
+    expectOk(await remove(up.body.data.file.id, workspaceId));
+    const audit = await svc.call('GET', '/api/v1/audit-logs', {
+      key: tenant.key,
+      query: { workspaceId, action: 'file.deleted', resourceId: up.body.data.file.id },
+    });
+    expect(audit.body.data).toEqual([
+      expect.objectContaining({
+        action: 'file.deleted',
+        actorId: tenant.user.id,
+        resourceType: 'file',
+        metadata: expect.objectContaining({ name: 'gone.txt', size: 5 }),
+      }),
+    ]);
+  });
+
+  it('needs write permission; a workspace key of that workspace may', async () => {
+    const t = await createTenant(svc.admin, { plan: 'enterprise' });
+    const workspaceId = t.workspace.id;
+    const reader = await addPerson(svc.admin, t, { permission: 'read' });
+    const writer = await addPerson(svc.admin, t, { permission: 'write' });
+    const a = await upload(svc, t.key, { workspaceId, name: 'a.txt' });
+    const b = await upload(svc, t.key, { workspaceId, name: 'b.txt' });
+    expectError(await remove(a.body.data.file.id, workspaceId, reader.key), 403, /write permission/);
+    expectOk(await remove(a.body.data.file.id, workspaceId, writer.key));
+    const { key } = await svc.admin.keys.create.mutate({ type: 'workspace', workspaceId, name: 'ci' });
+    expectOk(await remove(b.body.data.file.id, workspaceId, key));
+    expect(await fileRows(svc, workspaceId)).toEqual([]);
+  });
+
+  it("is 404 for another workspace's or organization's file, and deletes nothing", async () => {
+    const a = await freshWorkspace();
+    const b = await freshWorkspace();
+    const up = await upload(svc, tenant.key, { workspaceId: a, name: 'mine.txt' });
+    const id = up.body.data.file.id;
+    expectError(await remove(id, b), 404, /^File not found$/);
+    const other = await createTenant(svc.admin, { plan: 'enterprise' });
+    expectError(await remove(id, a, other.key), 404, /^File not found$/);
+    expectError(await remove(id, other.workspace.id, other.key), 404, /^File not found$/);
+    expect((await fileRows(svc, a)).map((r) => r.name)).toEqual(['mine.txt']);
+    expect(localBlobs(svc)).toContain(up.body.data.file.key);
+  });
+
+  it('refuses a fileId that is not a UUID and a missing workspaceId with 400', async () => {
+    const workspaceId = await freshWorkspace();
+    const up = await upload(svc, tenant.key, { workspaceId, name: 'x.txt' });
+    expectError(await remove('not-a-uuid', workspaceId), 400);
+    const res = await svc.call('DELETE', `/api/v1/files/${up.body.data.file.id}`, { key: tenant.key });
+    expectError(res, 400);
+    expect(res.body.details[0].path).toEqual(['workspaceId']);
+    expect(await fileRows(svc, workspaceId)).toHaveLength(1);
+  });
+});
+
 describe('storage figures and quota', () => {
   const usage = async (key: string) => {
     const res = await svc.call('GET', '/api/users/me/usage-limits', { key });
@@ -477,6 +590,29 @@ describe('storage figures and quota', () => {
     expect(await usage(free.key)).toEqual({ usedBytes: 1234, limitBytes: 5_000_000_000, percentUsed: 0 });
     await svc.admin.files.archive.mutate({ fileId: a.body.data.file.id });
     expect((await usage(free.key)).usedBytes).toBe(1234);
+    // Deleted files are not counted.
+    const del = await svc.call('DELETE', `/api/v1/files/${a.body.data.file.id}`, {
+      key: free.key,
+      query: { workspaceId: free.workspace.id },
+    });
+    expectOk(del);
+    expect((await usage(free.key)).usedBytes).toBe(234);
+  });
+
+  it('gives the bytes of a deleted file back to the quota', async () => {
+    const t = await createTenant(svc.admin, { plan: 'free' });
+    await svc.admin.quotas.set.mutate({ orgId: t.org.id, storageLimitBytes: 1000 });
+    const workspaceId = t.workspace.id;
+    const a = await upload(svc, t.key, { workspaceId, name: 'a', content: { size: 800 } });
+    expectError(await upload(svc, t.key, { workspaceId, name: 'b', content: { size: 800 } }), 413);
+    expectOk(
+      await svc.call('DELETE', `/api/v1/files/${a.body.data.file.id}`, {
+        key: t.key,
+        query: { workspaceId },
+      }),
+    );
+    expectOk(await upload(svc, t.key, { workspaceId, name: 'b', content: { size: 800 } }));
+    expect((await usage(t.key)).usedBytes).toBe(800);
   });
 
   it('counts an organization on team or enterprise as one, and a user on free or pro apart', async () => {

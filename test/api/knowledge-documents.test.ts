@@ -1,6 +1,6 @@
 // GET /api/v1/knowledge/{id}/documents (7): every query parameter with its bounds and defaults
 // (limit, offset, search, enabledFilter, sortBy, sortOrder), the pagination object, the shape of
-// each document record, and who may list whose documents.
+// each document record, and who may list whose documents; and GET .../documents/{documentId}.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type ApiResponse,
@@ -549,5 +549,71 @@ describe('access', () => {
     expectOk(await list(kb.id, { workspaceId: tenant.workspace.id }));
     await svc.admin.knowledge.delete.mutate({ id: kb.id });
     expectError(await list(kb.id, { workspaceId: tenant.workspace.id }), 404);
+  });
+});
+
+describe('GET /api/v1/knowledge/{id}/documents/{documentId}', () => {
+  const one = (kbId: string, documentId: string, query: Query, key: string | null = tenant.key) =>
+    svc.call('GET', `/api/v1/knowledge/${kbId}/documents/${documentId}`, {
+      ...(key !== null ? { key } : {}),
+      query,
+    });
+
+  it('answers the document exactly as the list shows it, pending and then completed', async () => {
+    const workspaceId = await freshWorkspace();
+    const kb = await createKnowledgeBase(svc, workspaceId);
+    const up = await uploadDocument(svc, tenant.key, kb.id, {
+      workspaceId,
+      name: 'one.md',
+      content: prose(2),
+    });
+    expectOk(up);
+    const id = up.body.data.document.id;
+    const first = await one(kb.id, id, { workspaceId });
+    expectOk(first);
+    expect(Object.keys(first.body.data)).toEqual(['document']);
+    expect(first.body.data.document).toMatchObject({ id, filename: 'one.md', knowledgeBaseId: kb.id });
+    await settled(svc, id);
+    const got = await one(kb.id, id, { workspaceId });
+    const listed = (await page(kb.id, { workspaceId })).documents;
+    expect(got.body.data.document).toEqual(listed[0]);
+    expect(got.body.data.document.processingStatus).toBe('completed');
+  });
+
+  it("answers 404 for another base's document, another workspace, or a key that cannot reach it", async () => {
+    const workspaceId = await freshWorkspace();
+    const kb = await createKnowledgeBase(svc, workspaceId);
+    const kb2 = await createKnowledgeBase(svc, workspaceId);
+    const up = await uploadDocument(svc, tenant.key, kb.id, { workspaceId, name: 'doc.txt' });
+    const id = up.body.data.document.id;
+    expectOk(await one(kb.id, id, { workspaceId }));
+    // The right workspace, another of its bases.
+    expectError(await one(kb2.id, id, { workspaceId }), 404, /^Document not found$/);
+    // Another workspace of the same tenant, with a base of its own.
+    const mine = await freshWorkspace();
+    const kb3 = await createKnowledgeBase(svc, mine);
+    expectError(await one(kb3.id, id, { workspaceId: mine }), 404);
+    expectError(await one(kb.id, id, { workspaceId: mine }), 404, /^Knowledge base not found$/);
+    // Another tenant, naming its own workspace or this one.
+    expectError(await one(kb.id, id, { workspaceId: other.workspace.id }, other.key), 404);
+    expectError(await one(kb.id, id, { workspaceId }, other.key), 404);
+    // A document that does not exist.
+    expectError(await one(kb.id, '00000000-0000-4000-8000-000000000000', { workspaceId }), 404);
+  });
+
+  it('refuses ids that are not UUIDs and a missing workspaceId with 400, and needs a key', async () => {
+    const kb = await createKnowledgeBase(svc, tenant.workspace.id);
+    const up = await uploadDocument(svc, tenant.key, kb.id, {
+      workspaceId: tenant.workspace.id,
+      name: 'shape.txt',
+      content: 'another text for the shape test',
+    });
+    const id = up.body.data.document.id;
+    expectInvalid(await one(kb.id, 'nope', { workspaceId: tenant.workspace.id }), 'documentId');
+    expectInvalid(await one('nope', id, { workspaceId: tenant.workspace.id }), 'knowledgeBaseId');
+    expectInvalid(await one(kb.id, id, {}), 'workspaceId');
+    expectError(await one(kb.id, id, { workspaceId: tenant.workspace.id }, null), 401);
+    const reader = await addPerson(svc.admin, tenant, { permission: 'read' });
+    expectOk(await one(kb.id, id, { workspaceId: tenant.workspace.id }, reader.key));
   });
 });

@@ -99,8 +99,11 @@ describe('vector search', () => {
       content: expect.stringContaining('sourdough bread recipe'),
       chunkIndex: 0,
       similarity: expect.any(Number),
+      score: expect.any(Number),
       metadata: {},
     });
+    // In vector mode the order is the similarity's, and the score is the similarity.
+    for (const r of results) expect(r.score).toBe(r.similarity);
     const similarities = results.map((r: { similarity: number }) => r.similarity);
     expect(similarities[0]).toBeGreaterThan(0);
     expect(similarities[0]).toBeLessThanOrEqual(1 + 1e-6);
@@ -217,6 +220,18 @@ describe('hybrid search', () => {
     );
     expect(first.similarity).toBeCloseTo(sameChunk.similarity, 6);
     expect(hybrid.body.data.results).toHaveLength(3);
+    // The similarity is not what orders a hybrid answer (the first is not the most similar)...
+    const results = hybrid.body.data.results as { documentName: string; similarity: number; score: number }[];
+    expect(Math.max(...results.map((r) => r.similarity))).toBeGreaterThan(first.similarity);
+    // ...the fused score is: 1 / (60 + rank) from each ranking the chunk is in. Only garden.txt holds
+    // all three words, so it alone is in the full-text ranking, first.
+    const vectorRank = (name: string) =>
+      vector.body.data.results.findIndex((r: { documentName: string }) => r.documentName === name) + 1;
+    for (const r of results) {
+      const fromText = r.documentName === 'garden.txt' ? 1 / 61 : 0;
+      expect(r.score, r.documentName).toBeCloseTo(1 / (60 + vectorRank(r.documentName)) + fromText, 12);
+    }
+    expect([...results].sort((a, b) => b.score - a.score)).toEqual(results);
   });
 });
 
@@ -366,6 +381,7 @@ describe('tag filters', () => {
         content: 'Bravo document with a draft report.',
         chunkIndex: 0,
         similarity: 1,
+        score: 1,
         metadata: {
           category: 'report-draft',
           code: '100xydone',

@@ -552,6 +552,16 @@ describe('real answers fit the documented ones', () => {
     );
     expect(download.status).toBe(200);
     expect(doc.paths['/api/v1/files/{fileId}/content'].get.responses['200'].content['*/*']).toBeDefined();
+    for (let i = 0; i < 2; i++) {
+      expectDocumented(
+        'DELETE',
+        '/api/v1/files/{fileId}',
+        await svc.call('DELETE', `/api/v1/files/${file.body.data.file.id}`, {
+          key,
+          query: { workspaceId: ws },
+        }),
+      );
+    }
 
     const kb = await svc.admin.knowledge.create.mutate({ workspaceId: ws, name: 'Handbook' });
     const K = '/api/v1/knowledge';
@@ -569,16 +579,24 @@ describe('real answers fit the documented ones', () => {
       `${K}/{id}`,
       await svc.call('PUT', `${K}/${kb.id}`, { key, body: { workspaceId: ws } }),
     );
-    expectDocumented(
-      'POST',
-      `${K}/{id}/documents`,
-      await upload(`${K}/${kb.id}/documents`, 'handbook.md', 'text/markdown'),
-    );
+    const uploaded = await upload(`${K}/${kb.id}/documents`, 'handbook.md', 'text/markdown');
+    expectDocumented('POST', `${K}/{id}/documents`, uploaded);
+    // The same content again: a 409 naming the document.
+    const again = await upload(`${K}/${kb.id}/documents`, 'copy.md', 'text/markdown');
+    expect(again.status).toBe(409);
+    expectDocumented('POST', `${K}/{id}/documents`, again);
     expectDocumented(
       'POST',
       `${K}/{id}/documents`,
       await upload(`${K}/${kb.id}/documents`, 'x.png', 'image/png'),
     );
+    for (const documentId of [uploaded.body.data.document.id, ws]) {
+      expectDocumented(
+        'GET',
+        `${K}/{id}/documents/{documentId}`,
+        await svc.call('GET', `${K}/${kb.id}/documents/${documentId}`, { key, query: { workspaceId: ws } }),
+      );
+    }
     expectDocumented(
       'GET',
       `${K}/{id}/documents`,

@@ -1,7 +1,8 @@
 // What the fuzz and injection suites share: a service with one roomy tenant and a fixture of each
-// resource (table, knowledge base, deployed workflow), raw requests in-process, the shape every
+// resource (table, file, knowledge base and a document, deployed workflow), raw requests in-process, the shape every
 // refusal must have, and a fingerprint of the stored data to prove a refused request changed nothing.
 import { expect } from 'vitest';
+import { upload } from '../api/files-helpers.ts';
 import { createTenant, startTestService, type Tenant, type TestService } from '../helpers/service.ts';
 import { deployWorkflow } from '../helpers/workflows.ts';
 
@@ -11,7 +12,10 @@ export interface Fixture {
   key: string;
   workspaceId: string;
   tableId: string;
+  fileId: string;
   knowledgeBaseId: string;
+  /** A document of the knowledge base (pending: no runner works here). */
+  documentId: string;
   workflowId: string;
 }
 
@@ -40,6 +44,16 @@ export async function startFixture(): Promise<Fixture> {
   });
   expect(table.status).toBe(200);
   const kb = await svc.admin.knowledge.create.mutate({ workspaceId, name: 'fuzz kb' });
+  // Real ids for the file and document paths: a fuzzed request that reaches them must still change nothing.
+  const file = await upload(svc, tenant.key, { workspaceId, name: 'fuzz.txt' });
+  expect(file.status).toBe(200);
+  const doc = await upload(
+    svc,
+    tenant.key,
+    { workspaceId, name: 'fuzz-doc.txt' },
+    `/api/v1/knowledge/${kb.id}/documents`,
+  );
+  expect(doc.status).toBe(200);
   // A required input: an execute body that lacks it is refused before anything is queued.
   const workflowId = await deployWorkflow(svc.admin, workspaceId, {
     inputs: { name: { type: 'string', required: true } },
@@ -52,7 +66,9 @@ export async function startFixture(): Promise<Fixture> {
     key: tenant.key,
     workspaceId,
     tableId: table.body.data.table.id,
+    fileId: file.body.data.file.id,
     knowledgeBaseId: kb.id as string,
+    documentId: doc.body.data.document.id,
     workflowId,
   };
 }

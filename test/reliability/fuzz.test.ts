@@ -70,6 +70,8 @@ function operations(): Operation[] {
 /** The real id for a path parameter, so a body's faults (not a missing resource) are what is judged. */
 function realId(op: Operation, param: string): string {
   if (param === 'tableId') return fx.tableId;
+  if (param === 'fileId') return fx.fileId;
+  if (param === 'documentId') return fx.documentId;
   if (param === 'workspaceId') return fx.workspaceId;
   if (param === 'token') return 'no-such-webhook-token';
   if (param === 'jobId' || param === 'rowId') return '00000000-0000-4000-8000-000000000000';

@@ -1,7 +1,8 @@
 // SQL metacharacters in every place input meets SQL: table and column names, row values, filters
 // and sorts (query, bulk update, delete by filter), knowledge tag names, tag filter values and search
-// queries, file names and workspace names. Each is stored and answered verbatim, or refused with a
-// 400 `{error, details?}`: never executed, never a 500, and a refusal changes nothing.
+// queries, file names (uploaded, refused as taken, deleted) and workspace names. Each is stored and
+// answered verbatim, or refused with a 400 `{error, details?}`: never executed, never a 500, and a
+// refusal changes nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { upload } from '../api/files-helpers.ts';
 import { ingest } from '../api/knowledge-helpers.ts';
@@ -320,6 +321,36 @@ describe('files', () => {
     const names = JSON.stringify(list.body);
     for (const [i, evil] of EVIL.entries())
       expect(names).toContain(JSON.stringify(`${evil}${i}.txt`).slice(1, -1));
+  });
+
+  it('names the holder of an evil name in the 409 verbatim, and deleting it frees exactly that name', async () => {
+    const list = async () =>
+      (
+        (await call('GET', '/api/v1/files', undefined, { workspaceId })).body.data.files as {
+          id: string;
+          name: string;
+        }[]
+      ).map((f) => f.name);
+    for (const [i, evil] of EVIL.entries()) {
+      const name = `${evil}${i}.txt`;
+      const holder = (await call('GET', '/api/v1/files', undefined, { workspaceId })).body.data.files.find(
+        (f: { name: string }) => f.name === name,
+      );
+      const again = await upload(svc, key, { workspaceId, name, content: Buffer.from('again') });
+      expect(again.status, JSON.stringify(again.body)).toBe(409);
+      expect(again.body.error).toBe(
+        `A file named "${name}" already exists in this workspace (id ${holder.id}): delete it first with DELETE /api/v1/files/${holder.id}`,
+      );
+      const before = await list();
+      const res = await call('DELETE', `/api/v1/files/${holder.id}`, undefined, { workspaceId });
+      expect200(res, `delete ${name}`);
+      expect(res.body.data.message).toBe(`File ${name} deleted`);
+      expect(await list()).toEqual(before.filter((n) => n !== name));
+      expect200(
+        await upload(svc, key, { workspaceId, name, content: Buffer.from('again') }),
+        `re-upload ${name}`,
+      );
+    }
   });
 
   it('refuses NUL in a file name, changing nothing', async () => {

@@ -46,6 +46,7 @@ function pathId(path: string, name: string, p: Place): string {
   if (name === 'tableId') return p.tableId;
   if (name === 'rowId') return p.rowId;
   if (name === 'fileId') return p.fileId;
+  if (name === 'documentId') return p.documentId;
   if (name === 'jobId') return p.executionId;
   if (name === 'id') {
     if (path.startsWith('/api/workflows/')) return p.workflowId;
@@ -338,8 +339,9 @@ describe('permissions within the own workspace', () => {
 });
 
 describe('resources by id', () => {
-  it("answers another tenant's job, log entry, file download, row and MCP tools/list with 404, showing nothing", async () => {
+  it("answers another tenant's job, log entry, file download and deletion, row, document and MCP tools/list with 404, showing nothing", async () => {
     const { A1, B1, A2 } = world.places;
+    const before = await snapshot(svc);
     for (const key of [world.orgA.key, world.writeKey, world.workspaceKeyA1]) {
       for (const p of [B1, A2]) {
         // A resource out of the key's reach reads as not found; the one exception is the owner's
@@ -354,9 +356,27 @@ describe('resources by id', () => {
           [`/api/v1/files/${p.fileId}/content?workspaceId=${p.workspaceId}`, [403, 404]],
           [`/api/v1/tables/${p.tableId}/rows/${p.rowId}?workspaceId=${A1.workspaceId}`, [404]],
           [`/api/v1/knowledge/${p.knowledgeBaseId}/documents?workspaceId=${A1.workspaceId}`, [404]],
+          [
+            `/api/v1/knowledge/${p.knowledgeBaseId}/documents/${p.documentId}?workspaceId=${A1.workspaceId}`,
+            [404],
+          ],
+          // The caller's own base, another's document.
+          [
+            `/api/v1/knowledge/${A1.knowledgeBaseId}/documents/${p.documentId}?workspaceId=${A1.workspaceId}`,
+            [404],
+          ],
+          [
+            `/api/v1/knowledge/${p.knowledgeBaseId}/documents/${p.documentId}?workspaceId=${p.workspaceId}`,
+            [byId],
+          ],
+          [`DELETE /api/v1/files/${p.fileId}?workspaceId=${A1.workspaceId}`, [404]],
+          [`DELETE /api/v1/files/${p.fileId}?workspaceId=${p.workspaceId}`, [403, 404]],
         ];
-        for (const [path, statuses] of cases) {
-          const answer = await send(new Request(`http://api.test${path}`, { headers: { 'X-API-Key': key } }));
+        for (const [target, statuses] of cases) {
+          const [method, path] = target.startsWith('DELETE ') ? ['DELETE', target.slice(7)] : ['GET', target];
+          const answer = await send(
+            new Request(`http://api.test${path}`, { method, headers: { 'X-API-Key': key } }),
+          );
           expect(statuses, `${path}: ${answer.text.slice(0, 200)}`).toContain(answer.status);
           expect(typeof answer.body.error).toBe('string');
           expect(leaks(answer.text, path, [A2, B1, world.places.B2])).toEqual([]);
@@ -377,6 +397,7 @@ describe('resources by id', () => {
         expect(leaks(mcp.text, p.workspaceId, [A2, B1, world.places.B2])).toEqual([]);
       }
     }
+    expect(await snapshot(svc)).toEqual(before);
   });
 
   it("never replays another key's answer for a reused Idempotency-Key", async () => {

@@ -5,6 +5,7 @@ import { crc32, deflateRawSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { documentKindOf, SUPPORTED_DOCUMENT_TYPES } from '../../runner/ingestion/document-types.ts';
 import { DocumentParseError, parseDocument } from '../../runner/ingestion/parse.ts';
+import { MAX_ARTICLE_SOURCE_CHARS } from '../../runner/ingestion/parsers/html-main-content.ts';
 
 const fixture = (name: string) =>
   new Uint8Array(readFileSync(new URL(`../fixtures/knowledge/${name}`, import.meta.url)));
@@ -157,6 +158,46 @@ describe('HTML', () => {
     const html = '<table><tr><th>Plan</th><th>Price</th></tr><tr><td>Pro</td><td>20</td></tr></table>';
     const text = await parseDocument(utf8(html), 'html');
     expect(text).toMatch(/Plan\s+Price\nPro\s+20/);
+  });
+
+  describe('a page that is an article', () => {
+    const paragraphs = [
+      'Sourdough bread is leavened by a culture of wild yeast and lactic acid bacteria, fed every day with flour and water.',
+      'Mix the levain with flour, water and salt, fold the dough every half hour, and let it rise overnight in the cold.',
+      'Bake the loaf in a covered pot in a very hot oven, then uncover it until the crust is deep brown and crackling.',
+    ];
+    const article = (extra = '') =>
+      `<!doctype html><html><head><title>Sourdough at home</title></head><body>
+      <nav><a href="/">Zanzibar home</a> <a href="/shop">Quokka shop</a></nav>
+      <article><h1>Sourdough at home</h1>${paragraphs.map((p) => `<p>${p}</p>`).join('')}
+      <table><tr><th>Flour</th><th>Water</th></tr><tr><td>500 g</td><td>350 g</td></tr></table></article>
+      <footer>Copyright Zanzibar Bakery</footer>${extra}</body></html>`;
+
+    it('is cut down to its article, title first, tables kept', async () => {
+      const text = await parseDocument(utf8(article()), 'html');
+      expect(text).toMatch(/^Sourdough at home\n\nSourdough bread is leavened/);
+      for (const p of paragraphs) expect(text).toContain(p);
+      expect(text).toMatch(/Flour\s+Water\n500 g\s+350 g/);
+      expect(text).not.toMatch(/Zanzibar|Quokka/);
+      expect(text.match(/Sourdough at home/g)).toHaveLength(1);
+    });
+
+    it('is kept whole when too long to build a DOM of', async () => {
+      const padding = `<!--${'x'.repeat(MAX_ARTICLE_SOURCE_CHARS)}-->`;
+      const text = await parseDocument(utf8(article(padding)), 'html');
+      expect(text).toContain('Zanzibar home');
+      expect(text).toContain(paragraphs[2]);
+    });
+  });
+
+  it('keeps all the text of a page that is not an article', async () => {
+    const html = `<html><body><nav><a href="/">Home</a> <a href="/faq">FAQ</a></nav>
+      <h2>Opening hours</h2><ul><li>Monday 9-17</li><li>Tuesday 9-17</li></ul>
+      <footer>Call us</footer></body></html>`;
+    const text = await parseDocument(utf8(html), 'html');
+    for (const part of ['Home', 'FAQ', 'Opening hours', 'Monday 9-17', 'Tuesday 9-17', 'Call us']) {
+      expect(text).toContain(part);
+    }
   });
 
   it('reads a Latin-1 page that is not valid UTF-8', async () => {

@@ -1,9 +1,12 @@
 // HTML: the text a reader sees, block structure kept as line and paragraph breaks, tables as aligned
 // text. Links keep their words, not their URLs; images, scripts, styles and noscript fallbacks go.
+// A page that is an article is cut down to it first (./html-main-content.ts), its title before it:
+// navigation, headers and footers are not indexed. Any other page keeps all its text.
 // Bytes are UTF-8 unless that fails, then the page's declared charset, then windows-1252 (what
 // browsers assume), since old pages are often Latin-1 without saying so.
 import { convert, type HtmlToTextOptions } from 'html-to-text';
 import { DocumentParseError, reasonOf } from './errors.ts';
+import { mainContent } from './html-main-content.ts';
 
 const OPTIONS: HtmlToTextOptions = {
   wordwrap: false,
@@ -22,7 +25,13 @@ const OPTIONS: HtmlToTextOptions = {
 export function parseHtml(bytes: Uint8Array): string {
   const html = decodeHtml(bytes);
   try {
-    return convert(html, OPTIONS);
+    const article = mainContent(html);
+    if (!article) return convert(html, OPTIONS);
+    const text = convert(article.html, OPTIONS);
+    // Readability drops a heading that repeats the title: the title goes back in front, once.
+    return article.title && !text.trimStart().startsWith(article.title)
+      ? `${article.title}\n\n${text}`
+      : text;
   } catch (error) {
     throw new DocumentParseError(`The HTML could not be read: ${reasonOf(error)}`);
   }
