@@ -138,6 +138,7 @@ describe('README quick start', () => {
     const all = printed.join('\n');
     expect(all).toMatch(/^workspace [0-9a-f-]{36}, key sk-service-\S+$/m);
     expect(all).toMatch(/^workflow [0-9a-f-]{36}$/m);
+    expect(all).toMatch(/^document [0-9a-f-]{36}: completed$/m);
     expect(all).toContain('{"message":"Hello, Ada!"}');
     expect(all).toContain('{"message":"Hello, Grace!"}');
 
