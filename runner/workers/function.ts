@@ -40,6 +40,7 @@ import {
   RefusedDestinationError,
   vetHost,
 } from '../blocks/network-guard.ts';
+import { untilAborted } from '../until-aborted.ts';
 import { type Sandbox, sandboxContexts } from './sandbox-contexts.ts';
 import type { Bridge } from './sandbox-prelude.ts';
 import { HEAP_LIMIT_BYTES, pastHeapLimit, registerTaskSlot, slotTable } from './task-slot.ts';
@@ -232,15 +233,6 @@ function withoutHash(url: URL): string {
   const copy = new URL(url);
   copy.hash = '';
   return copy.href;
-}
-
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
 }
 
 const ENTRY_NAME = '__wf_run__';
