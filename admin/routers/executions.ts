@@ -9,6 +9,7 @@ import { notFound } from '../../db/errors.ts';
 import { type ExecutionCost, type ExecutionRow, getExecution, listExecutions } from '../../db/executions.ts';
 import { executionStarts } from '../../runner/execution-starts.ts';
 import type { Span } from '../../runner/executor/trace.ts';
+import { triggerTarget } from '../trigger-target.ts';
 import { type AdminContext, procedure, router } from '../trpc.ts';
 
 const STATUSES = ['queued', 'processing', 'completed', 'failed'] as const;
@@ -48,10 +49,7 @@ const toDetail = (r: ExecutionRow) => ({
 export const executionsRouter = router({
   run: procedure
     .input(
-      z.object({
-        workflowId: z.uuid(),
-        /** When given, the workflow must belong to it. */
-        workspaceId: z.uuid().optional(),
+      triggerTarget.extend({
         inputs: z.record(z.string(), z.unknown()).default({}),
       }),
     )

@@ -12,6 +12,7 @@ import {
   setSchedulePaused,
 } from '../../db/schedules.ts';
 import { checkRecurrence, nextFiring, syncSchedule } from '../../runner/schedule-jobs.ts';
+import { triggerFilter, triggerTarget } from '../trigger-target.ts';
 import { procedure, router } from '../trpc.ts';
 
 const byId = z.object({ id: z.uuid() });
@@ -21,10 +22,7 @@ const withNext = (boss: PgBoss, s: Schedule) => ({ ...s, nextRunAt: nextFiring(b
 export const schedulesRouter = router({
   create: procedure
     .input(
-      z.object({
-        workflowId: z.uuid(),
-        /** When given, the workflow must belong to it. */
-        workspaceId: z.uuid().optional(),
+      triggerTarget.extend({
         cron: z.string().trim().min(1).max(200),
         timezone: z.string().trim().min(1).max(100).default('UTC'),
         inputs: z.record(z.string(), z.unknown()).default({}),
@@ -43,14 +41,7 @@ export const schedulesRouter = router({
       return withNext(ctx.queue, schedule);
     }),
   list: procedure
-    .input(
-      z
-        .object({ workspaceId: z.uuid().optional(), workflowId: z.uuid().optional() })
-        .refine((f) => f.workspaceId !== undefined || f.workflowId !== undefined, {
-          message: 'Give workspaceId or workflowId',
-          path: ['workspaceId'],
-        }),
-    )
+    .input(triggerFilter)
     .query(async ({ ctx, input }) => (await listSchedules(ctx.db, input)).map((s) => withNext(ctx.queue, s))),
   pause: procedure.input(byId).mutation(async ({ ctx, input }) => {
     const schedule = await setSchedulePaused(ctx.db, ADMIN_ACTOR, input.id, true);

@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { ADMIN_ACTOR } from '../../db/audit-logs.ts';
 import { createWebhook, deleteWebhook, listWebhooks, rotateWebhookToken } from '../../db/webhooks.ts';
+import { triggerFilter, triggerTarget } from '../trigger-target.ts';
 import { procedure, router } from '../trpc.ts';
 
 // An HMAC key shorter than this could be guessed offline from one signed call.
@@ -15,25 +16,13 @@ const secret = z
 export const webhooksRouter = router({
   create: procedure
     .input(
-      z.object({
-        workflowId: z.uuid(),
-        /** When given, the workflow must belong to it. */
-        workspaceId: z.uuid().optional(),
+      triggerTarget.extend({
         secret: secret.optional(),
         mode: z.enum(['async', 'sync']).default('async'),
       }),
     )
     .mutation(({ ctx, input }) => createWebhook(ctx.db, ctx.encryptionKey, ADMIN_ACTOR, input)),
-  list: procedure
-    .input(
-      z
-        .object({ workspaceId: z.uuid().optional(), workflowId: z.uuid().optional() })
-        .refine((f) => f.workspaceId !== undefined || f.workflowId !== undefined, {
-          message: 'Give workspaceId or workflowId',
-          path: ['workspaceId'],
-        }),
-    )
-    .query(({ ctx, input }) => listWebhooks(ctx.db, input)),
+  list: procedure.input(triggerFilter).query(({ ctx, input }) => listWebhooks(ctx.db, input)),
   delete: procedure
     .input(z.object({ id: z.uuid() }))
     .mutation(({ ctx, input }) => deleteWebhook(ctx.db, ADMIN_ACTOR, input.id)),
