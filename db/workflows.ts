@@ -149,6 +149,21 @@ export async function listWorkflows(db: Queryable, workspaceId: string): Promise
   return rows.map(toWorkflow);
 }
 
+/**
+ * A workflow's row (with its organization), locked until the transaction ends; 404 if there is none.
+ * Deployments and rollbacks take it first, so those of one workflow never interleave: versions stay
+ * 1, 2, 3, … and the deployed pointer moves in the order they commit.
+ */
+async function lockWorkflow(tx: Queryable, id: string): Promise<WorkflowRow & { organization_id: string }> {
+  const [row] = await tx.query<WorkflowRow & { organization_id: string }>(
+    `select w.*, s.organization_id from workflows w join workspaces s on s.id = w.workspace_id
+      where w.id = $1 for update of w`,
+    [id],
+  );
+  if (!row) throw notFound('Workflow');
+  return row;
+}
+
 /** Snapshots the draft as the next version and makes it the one executions run. */
 export async function deployWorkflow(
   db: Queryable,
@@ -156,13 +171,7 @@ export async function deployWorkflow(
   id: string,
 ): Promise<{ version: number; deployedAt: string }> {
   return db.transaction(async (tx) => {
-    // The row lock orders concurrent deployments of one workflow: versions stay 1, 2, 3, …
-    const [row] = await tx.query<WorkflowRow & { organization_id: string }>(
-      `select w.*, s.organization_id from workflows w join workspaces s on s.id = w.workspace_id
-        where w.id = $1 for update of w`,
-      [id],
-    );
-    if (!row) throw notFound('Workflow');
+    const row = await lockWorkflow(tx, id);
     // Block types and rules may have changed since the draft was saved: check it again.
     const definition = parseDefinition(row.definition);
     const [next] = await tx.query<{ version: number }>(
@@ -248,13 +257,7 @@ export async function rollbackWorkflow(
   version: number,
 ): Promise<{ version: number; deployedAt: string; previousVersion: number | null }> {
   return db.transaction(async (tx) => {
-    // The same row lock as deployWorkflow: a rollback and a deployment never interleave.
-    const [row] = await tx.query<WorkflowRow & { organization_id: string }>(
-      `select w.*, s.organization_id from workflows w join workspaces s on s.id = w.workspace_id
-        where w.id = $1 for update of w`,
-      [id],
-    );
-    if (!row) throw notFound('Workflow');
+    const row = await lockWorkflow(tx, id);
     const [target] = await tx.query<{ definition: Definition }>(
       'select definition from workflow_versions where workflow_id = $1 and version = $2',
       [id, version],

@@ -20,6 +20,7 @@ import { type AllowList, guardedRequest, parseAllowList } from './blocks/network
 import { sendInTransaction } from './boss.ts';
 import { callbackUrlFormProblem } from './callback-url.ts';
 import { type ExecutionCallbackPayload, QUEUES } from './queues.ts';
+import { untilAborted } from './until-aborted.ts';
 
 // A receiver's answer is read only so the exchange ends cleanly; past this it is cut off.
 const MAX_ANSWER_BYTES = 64 * 1024;
@@ -119,6 +120,7 @@ async function post(
   const signal = AbortSignal.timeout(timeoutMs);
   let response: IncomingMessage | undefined;
   try {
+    // DNS lookups do not take a signal: without this a slow resolver would outlive the timeout.
     const answer = await untilAborted(
       guardedRequest({
         url: new URL(target),
@@ -154,14 +156,4 @@ async function discard(response: IncomingMessage): Promise<void> {
   } catch {
     // A body cut short (timeout, reset) does not change the status already received.
   }
-}
-
-// DNS lookups do not take a signal: without this a slow resolver would outlive the timeout.
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
 }

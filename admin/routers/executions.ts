@@ -9,6 +9,7 @@ import { notFound } from '../../db/errors.ts';
 import { type ExecutionCost, type ExecutionRow, getExecution, listExecutions } from '../../db/executions.ts';
 import { executionStarts } from '../../runner/execution-starts.ts';
 import type { Span } from '../../runner/executor/trace.ts';
+import { triggerTarget } from '../trigger-target.ts';
 import { type AdminContext, procedure, router } from '../trpc.ts';
 
 const STATUSES = ['queued', 'processing', 'completed', 'failed'] as const;
@@ -53,10 +54,7 @@ export const executionsRouter = router({
     })
 
     .input(
-      z.object({
-        workflowId: z.uuid(),
-        /** When given, the workflow must belong to it. */
-        workspaceId: z.uuid().optional(),
+      triggerTarget.extend({
         inputs: z.record(z.string(), z.unknown()).default({}),
       }),
     )

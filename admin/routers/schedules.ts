@@ -12,6 +12,7 @@ import {
   setSchedulePaused,
 } from '../../db/schedules.ts';
 import { checkRecurrence, nextFiring, syncSchedule } from '../../runner/schedule-jobs.ts';
+import { triggerFilter, triggerTarget } from '../trigger-target.ts';
 import { procedure, router } from '../trpc.ts';
 
 const byId = z.object({ id: z.uuid() });
@@ -22,10 +23,7 @@ export const schedulesRouter = router({
   create: procedure
     .meta({ description: 'Run a deployed workflow on a cron expression, in a time zone, with fixed inputs' })
     .input(
-      z.object({
-        workflowId: z.uuid(),
-        /** When given, the workflow must belong to it. */
-        workspaceId: z.uuid().optional(),
+      triggerTarget.extend({
         cron: z.string().trim().min(1).max(200),
         timezone: z.string().trim().min(1).max(100).default('UTC'),
         inputs: z.record(z.string(), z.unknown()).default({}),
@@ -45,14 +43,7 @@ export const schedulesRouter = router({
     }),
   list: procedure
     .meta({ description: "List a workspace's or a workflow's schedules, with when each fires next" })
-    .input(
-      z
-        .object({ workspaceId: z.uuid().optional(), workflowId: z.uuid().optional() })
-        .refine((f) => f.workspaceId !== undefined || f.workflowId !== undefined, {
-          message: 'Give workspaceId or workflowId',
-          path: ['workspaceId'],
-        }),
-    )
+    .input(triggerFilter)
     .query(async ({ ctx, input }) => (await listSchedules(ctx.db, input)).map((s) => withNext(ctx.queue, s))),
   pause: procedure
     .meta({ description: 'Pause a schedule: it stops firing and stays listed' })

@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { ADMIN_ACTOR } from '../../db/audit-logs.ts';
 import { createWebhook, deleteWebhook, listWebhooks, rotateWebhookToken } from '../../db/webhooks.ts';
+import { triggerFilter, triggerTarget } from '../trigger-target.ts';
 import { procedure, router } from '../trpc.ts';
 
 // An HMAC key shorter than this could be guessed offline from one signed call.
@@ -20,10 +21,7 @@ export const webhooksRouter = router({
     })
 
     .input(
-      z.object({
-        workflowId: z.uuid(),
-        /** When given, the workflow must belong to it. */
-        workspaceId: z.uuid().optional(),
+      triggerTarget.extend({
         secret: secret.optional(),
         mode: z.enum(['async', 'sync']).default('async'),
       }),
@@ -31,14 +29,7 @@ export const webhooksRouter = router({
     .mutation(({ ctx, input }) => createWebhook(ctx.db, ctx.encryptionKey, ADMIN_ACTOR, input)),
   list: procedure
     .meta({ description: "List a workspace's or a workflow's webhooks, URLs masked" })
-    .input(
-      z
-        .object({ workspaceId: z.uuid().optional(), workflowId: z.uuid().optional() })
-        .refine((f) => f.workspaceId !== undefined || f.workflowId !== undefined, {
-          message: 'Give workspaceId or workflowId',
-          path: ['workspaceId'],
-        }),
-    )
+    .input(triggerFilter)
     .query(({ ctx, input }) => listWebhooks(ctx.db, input)),
   delete: procedure
     .meta({ description: 'Delete a webhook: its URL answers 404' })

@@ -2,6 +2,7 @@
 // an output (the workflow branches on its status); only failures to get an answer at all are errors.
 import type { IncomingMessage } from 'node:http';
 import { z } from 'zod';
+import { untilAborted } from '../until-aborted.ts';
 import type { BlockType } from './block.ts';
 import { decompressed, guardedRequest, parseAllowList } from './network-guard.ts';
 
@@ -63,6 +64,7 @@ export const httpBlock: BlockType<HttpConfig> = {
     const maxBytes = ctx.settings.httpMaxResponseBytes;
     let response: IncomingMessage | undefined;
     try {
+      // DNS lookups do not take a signal: without this a slow resolver would outlive the timeout.
       const answer = await untilAborted(
         guardedRequest({
           url,
@@ -164,14 +166,4 @@ function flattenHeaders(headers: IncomingMessage['headers']): Record<string, str
     if (value !== undefined) flat[key] = Array.isArray(value) ? value.join(', ') : value;
   }
   return flat;
-}
-
-// DNS lookups do not take a signal: without this a slow resolver would outlive the timeout.
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
 }

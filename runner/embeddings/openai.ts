@@ -3,6 +3,7 @@
 // and L2-normalised here, since some compatible servers do not normalise theirs.
 import { OpenAIEmbeddings } from '@langchain/openai';
 import { providerLocation, redactKeys } from '../provider-errors.ts';
+import { untilAborted } from '../until-aborted.ts';
 import { EMBEDDING_DIMENSIONS, type Embedder } from './embedder.ts';
 
 export const DEFAULT_OPENAI_EMBEDDING_MODEL = 'text-embedding-3-small';
@@ -36,6 +37,8 @@ export function createOpenAIEmbedder(options: OpenAIEmbedderOptions): Embedder {
   });
   const fail = (error: unknown) => embeddingError(error, model, options);
 
+  // OpenAIEmbeddings takes no AbortSignal: on abort the caller stops waiting (untilAborted), and the
+  // request in flight finishes on its own.
   return {
     model,
     async embedDocuments(texts, signal) {
@@ -70,23 +73,6 @@ function unitVector(values: ArrayLike<number>, model: string): Float32Array {
   const scale = 1 / Math.sqrt(sum);
   for (let i = 0; i < vector.length; i++) vector[i] = (vector[i] as number) * scale;
   return vector;
-}
-
-/**
- * OpenAIEmbeddings takes no AbortSignal: on abort the caller stops waiting, and the request in flight
- * finishes on its own.
- */
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return work;
-  if (signal.aborted) {
-    work.catch(() => {});
-    return Promise.reject(signal.reason);
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
 }
 
 /** A provider failure as a message for the document's status: status, the provider's reason, never the key. */

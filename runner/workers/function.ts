@@ -40,8 +40,9 @@ import {
   RefusedDestinationError,
   vetHost,
 } from '../blocks/network-guard.ts';
+import { untilAborted } from '../until-aborted.ts';
 import { type Sandbox, sandboxContexts } from './sandbox-contexts.ts';
-import type { Bridge } from './sandbox-prelude.ts';
+import { type Bridge, SUBTLE_METHODS } from './sandbox-prelude.ts';
 import { HEAP_LIMIT_BYTES, pastHeapLimit, registerTaskSlot, slotTable } from './task-slot.ts';
 
 /** What the pool posts to a worker. `scope` is JSON text: it is parsed inside the sandbox's own realm. */
@@ -234,15 +235,6 @@ function withoutHash(url: URL): string {
   return copy.href;
 }
 
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
-}
-
 const ENTRY_NAME = '__wf_run__';
 const SCRIPT_FILENAME = 'function.js';
 const MAX_CACHED_SCRIPTS = 256;
@@ -251,20 +243,7 @@ const MAX_LOG_BYTES = 256 * 1024;
 const MAX_LOG_LINE_CHARS = 8 * 1024;
 const MAX_FETCH_RESPONSE_BYTES = 16 * 1024 * 1024;
 const MAX_TIMER_MS = 2 ** 31 - 1;
-const SUBTLE_METHODS = new Set([
-  'encrypt',
-  'decrypt',
-  'sign',
-  'verify',
-  'digest',
-  'generateKey',
-  'deriveKey',
-  'deriveBits',
-  'importKey',
-  'exportKey',
-  'wrapKey',
-  'unwrapKey',
-]);
+const SUBTLE_METHOD_SET = new Set(SUBTLE_METHODS);
 const URL_PARTS = new Set([
   'href',
   'protocol',
@@ -683,7 +662,7 @@ function bridgeSubtle(
 }
 
 async function performSubtle(execution: Execution, method: string, argsJson: string): Promise<string> {
-  if (!SUBTLE_METHODS.has(method)) throw new TypeError(`crypto.subtle.${String(method)} is not supported`);
+  if (!SUBTLE_METHOD_SET.has(method)) throw new TypeError(`crypto.subtle.${String(method)} is not supported`);
   const args = JSON.parse(String(argsJson), (_key, value) => decodeCryptoArg(execution, value)) as unknown[];
   const subtle = webcrypto.subtle as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
   const result = await subtle[method]?.(...args);

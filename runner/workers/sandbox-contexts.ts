@@ -15,7 +15,7 @@
 // - none kept for a key the worker sees for the first time: code run once is not worth one.
 // Tasks without a reuse key always get a context no code has run in.
 import vm from 'node:vm';
-import { type Bridge, type SandboxControls, sandboxPrelude } from './sandbox-prelude.ts';
+import { type Bridge, type SandboxControls, SUBTLE_METHODS, sandboxPrelude } from './sandbox-prelude.ts';
 
 const MAX_WARM = 16;
 const MAX_USES = 1000;
@@ -74,6 +74,7 @@ export function sandboxContexts<E>(options: SandboxOptions<E>) {
     sandbox.controls = install(options.bridge(sandbox), {
       entryName: options.entryName,
       filename: options.filename,
+      subtleMethods: SUBTLE_METHODS,
     });
     return sandbox;
   }

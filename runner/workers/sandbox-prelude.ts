@@ -1,6 +1,7 @@
 // The sandbox's Web globals, written as one function whose source text is evaluated inside every new
 // vm context (Function.prototype.toString of type-stripped TypeScript is plain JavaScript). It therefore
-// references nothing outside itself but types: it runs in another realm.
+// references nothing outside itself but types: it runs in another realm. Data it shares with the host
+// (SUBTLE_METHODS) is handed to it in `PreludeOptions`.
 //
 // It captures the intrinsics it relies on before user code can replace them and defines the Web globals
 // (fetch, URL, Web Crypto, timers, console and the rest); then, for each task run in the context, `begin`
@@ -28,11 +29,32 @@ export interface Bridge {
   randomUUID(): string;
 }
 
+/**
+ * The `crypto.subtle` methods the sandbox offers: the prelude defines them (from `PreludeOptions`), and
+ * the host (runner/workers/function.ts) performs only these.
+ */
+export const SUBTLE_METHODS: readonly string[] = Object.freeze([
+  'encrypt',
+  'decrypt',
+  'sign',
+  'verify',
+  'digest',
+  'generateKey',
+  'deriveKey',
+  'deriveBits',
+  'importKey',
+  'exportKey',
+  'wrapKey',
+  'unwrapKey',
+]);
+
 export interface PreludeOptions {
   /** The global the compiled user script calls with the user's function. */
   entryName: string;
   /** The user script's file name: stack traces keep only its frames. */
   filename: string;
+  /** SUBTLE_METHODS, given as data: the prelude cannot import it. Read by index, strings only. */
+  subtleMethods: readonly string[];
 }
 
 /**
@@ -48,7 +70,7 @@ export interface SandboxControls {
 }
 
 export function sandboxPrelude(host: Bridge, options: PreludeOptions): SandboxControls {
-  const { entryName, filename } = options;
+  const { entryName, filename, subtleMethods } = options;
   const g = globalThis as unknown as Record<string, unknown>;
   const {
     apply,
@@ -1205,20 +1227,8 @@ export function sandboxPrelude(host: Bridge, options: PreludeOptions): SandboxCo
     }
 
     const subtle: Record<string, (...args: unknown[]) => Promise<unknown>> = {};
-    for (const method of [
-      'encrypt',
-      'decrypt',
-      'sign',
-      'verify',
-      'digest',
-      'generateKey',
-      'deriveKey',
-      'deriveBits',
-      'importKey',
-      'exportKey',
-      'wrapKey',
-      'unwrapKey',
-    ]) {
+    for (let i = 0; i < subtleMethods.length; i++) {
+      const method = subtleMethods[i] as string;
       subtle[method] = (...args: unknown[]) => callSubtle(method, args);
     }
 
