@@ -19,7 +19,6 @@ export const webhooksRouter = router({
       description:
         "Create an inbound webhook that runs a workflow; the answer holds its URL's token, shown once",
     })
-
     .input(
       triggerTarget.extend({
         secret: secret.optional(),
