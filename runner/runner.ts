@@ -55,6 +55,14 @@ export async function startRunner(deps: {
   });
   void heapGuardLoads().then((loads) => {
     if (loads) return;
+    // Deno sets no heap limit on worker threads and loads no Node addon: no build helps there.
+    if (process.versions.deno !== undefined) {
+      log.warn('memory limits do not hold on Deno', {
+        risk: 'FUNCTION_MEMORY_MB and INGEST_MEMORY_MB are not enforced: a function or a document allocating without bound can exhaust this runner',
+        fix: 'run runners on Node 24 where memory limits must hold (the heap guard is a Node addon)',
+      });
+      return;
+    }
     log.warn('heap guard not built for this Node', {
       risk: 'a function or a document allocating one huge object can abort this runner',
       fix: 'npm run build:native (needs Python 3, make and a C++ compiler)',
