@@ -30,12 +30,6 @@ const admin = await listen(
   config.ADMIN_HOST,
   { port: 'ADMIN_PORT', host: 'ADMIN_HOST' },
 ).catch(exitOnConfigError);
-
-console.log(
-  `API:         ${apiServer.url}   (database: ${config.DATABASE_URL ? 'postgres' : `embedded, ${config.DATA_DIR}`})`,
-);
-console.log(`Admin plane: ${admin.url}/trpc`);
-console.log(`Console:     ${admin.url}/   (sign in with ADMIN_TOKEN)`);
 const metricsServer =
   config.METRICS_PORT === undefined
     ? null
@@ -45,13 +39,8 @@ const metricsServer =
         config.METRICS_HOST,
         { port: 'METRICS_PORT', host: 'METRICS_HOST' },
       ).catch(exitOnConfigError);
-if (metricsServer) console.log(`Metrics:     ${metricsServer.url}/metrics`);
-if (bootstrapped.apiKey) {
-  console.log(
-    `Try: curl -X POST ${apiServer.url}/api/v1/workspaces -H 'X-API-Key: ${bootstrapped.apiKey}' -H 'Content-Type: application/json' -d '{"name":"My workspace"}'`,
-  );
-}
-// Stop taking requests and jobs first, let running work drain, close the database last.
+// Stop taking requests and jobs first, let running work drain, close the database last. Before the
+// lines that say it is ready: a SIGTERM sent the moment they are read must find the handler.
 onShutdown(log, [
   apiServer.close,
   admin.close,
@@ -60,3 +49,15 @@ onShutdown(log, [
   runner.stop,
   db.close,
 ]);
+
+console.log(
+  `API:         ${apiServer.url}   (database: ${config.DATABASE_URL ? 'postgres' : `embedded, ${config.DATA_DIR}`})`,
+);
+console.log(`Admin plane: ${admin.url}/trpc`);
+console.log(`Console:     ${admin.url}/   (sign in with ADMIN_TOKEN)`);
+if (metricsServer) console.log(`Metrics:     ${metricsServer.url}/metrics`);
+if (bootstrapped.apiKey) {
+  console.log(
+    `Try: curl -X POST ${apiServer.url}/api/v1/workspaces -H 'X-API-Key: ${bootstrapped.apiKey}' -H 'Content-Type: application/json' -d '{"name":"My workspace"}'`,
+  );
+}

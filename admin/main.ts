@@ -40,13 +40,14 @@ if (process.argv.length > 2) {
           config.METRICS_HOST,
           { port: 'METRICS_PORT', host: 'METRICS_HOST' },
         ).catch(exitOnConfigError);
-  console.log(`Admin plane listening on ${server.url}/trpc`);
-  console.log(`Admin console on ${server.url}/`);
-  if (metricsServer) console.log(`Metrics on ${metricsServer.url}/metrics`);
+  // Before the lines that say it is ready: a SIGTERM sent the moment they are read must find the handler.
   onShutdown(log, [
     server.close,
     async () => metricsServer?.close(),
     () => queue.stop({ graceful: false, close: false }),
     db.close,
   ]);
+  console.log(`Admin plane listening on ${server.url}/trpc`);
+  console.log(`Admin console on ${server.url}/`);
+  if (metricsServer) console.log(`Metrics on ${metricsServer.url}/metrics`);
 }

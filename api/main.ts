@@ -29,6 +29,7 @@ const metricsServer =
         },
       ).catch(exitOnConfigError)
     : null;
+// Before the lines that say it is ready: a SIGTERM sent the moment they are read must find the handler.
+onShutdown(log, [server.close, async () => metricsServer?.close(), api.close, db.close]);
 console.log(`API listening on ${server.url}`);
 if (metricsServer) console.log(`Metrics on ${metricsServer.url}/metrics`);
-onShutdown(log, [server.close, async () => metricsServer?.close(), api.close, db.close]);

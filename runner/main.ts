@@ -16,5 +16,6 @@ const { db, encryptionKey, bootstrapped } = await startDatabase(config, log).cat
 // A runner started first on an empty database is the one that creates the key and token: shown here.
 for (const line of bootstrapBanner(bootstrapped)) console.log(line);
 const runner = await startRunner({ db, config, log, encryptionKey });
-console.log('Runner started');
+// Before the line that says it is ready: a SIGTERM sent the moment it reads so must find the handler.
 onShutdown(log, [runner.stop, db.close]);
+console.log('Runner started');
