@@ -1,6 +1,7 @@
 // What `node main.ts` answers when what it needs is taken: a DATA_DIR whose embedded database another
 // process holds (refused in one line that names the holder; a holder killed with SIGKILL blocks no
-// one), and a port something else listens on (one line naming the variable that sets it).
+// one), a port something else listens on (one line naming the variable that sets it), and a
+// database server that does not answer (one line naming DATABASE_URL).
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -79,4 +80,23 @@ describe('main.ts on a port in use', () => {
     },
     START_TIMEOUT,
   );
+});
+
+describe('main.ts on a database server it cannot reach', () => {
+  it('exits non-zero with one line naming DATABASE_URL, without its password', async () => {
+    const closed = await occupyPort();
+    await closed.close();
+    const exit = await startEntry(
+      'main.ts',
+      mainEnv({
+        DATABASE_URL: `postgres://postgres:hunter2@127.0.0.1:${closed.port}/wfs`,
+        ENCRYPTION_KEY: '0'.repeat(64),
+      }),
+    ).exited;
+    expect(exit.code, exit.stderr).toBe(1);
+    const lines = linesOf(exit.stderr);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain(`Cannot use the database at DATABASE_URL (127.0.0.1:${closed.port}/wfs)`);
+    expect(exit.stderr).not.toContain('hunter2');
+  });
 });
