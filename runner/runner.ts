@@ -58,8 +58,8 @@ export async function startRunner(deps: {
     // Deno sets no heap limit on worker threads and loads no Node addon: no build helps there.
     if (process.versions.deno !== undefined) {
       log.warn('memory limits do not hold on Deno', {
-        risk: 'FUNCTION_MEMORY_MB and INGEST_MEMORY_MB are not enforced: a function or a document allocating without bound can exhaust this runner',
-        fix: 'run runners on Node 24 where memory limits must hold (the heap guard is a Node addon)',
+        risk: 'FUNCTION_MEMORY_MB and INGEST_MEMORY_MB are not enforced (Deno applies no worker heap limits; the heap guard is a Node addon): a function or a document takes what memory the machine gives until its time limit stops it',
+        fix: 'run untrusted code and untrusted documents on Node 24',
       });
       return;
     }
