@@ -306,6 +306,10 @@ export type Config = Omit<z.output<typeof envSchema>, 'ENCRYPTION_KEY'> & {
   ENCRYPTION_KEY?: Buffer;
 };
 
+/**
+ * A start-up failure the operator fixes in the configuration (a variable, a port taken, a DATA_DIR in
+ * use): its message is one line naming what to change, shown without a stack.
+ */
 export class ConfigError extends Error {}
 
 /** Decodes a 32-byte key from hex or base64; null when it is neither. */
@@ -349,12 +353,20 @@ export function loadConfigOrExit(): Config {
   try {
     return loadConfig();
   } catch (err) {
-    if (err instanceof ConfigError) {
-      console.error(err.message);
-      process.exit(1);
-    }
-    throw err;
+    return exitOnConfigError(err);
   }
+}
+
+/**
+ * For an entry point's start-up steps (`await step.catch(exitOnConfigError)`): a ConfigError ends the
+ * process with its one line and status 1; anything else is thrown on, a bug to see with its stack.
+ */
+export function exitOnConfigError(err: unknown): never {
+  if (err instanceof ConfigError) {
+    console.error(err.message);
+    process.exit(1);
+  }
+  throw err;
 }
 
 /**

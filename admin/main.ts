@@ -1,6 +1,6 @@
 // The admin plane alone, for production: `npm run admin` serves it; `npm run admin -- <router.procedure>
 // '<json>'` is the CLI (admin/cli.ts) instead.
-import { loadConfigOrExit, requireServerDatabase } from '../config.ts';
+import { exitOnConfigError, loadConfigOrExit, requireServerDatabase } from '../config.ts';
 import { bootstrapBanner, startDatabase } from '../db/startup.ts';
 import { configuredSecrets, createLogger } from '../logger.ts';
 import { startBoss } from '../runner/boss.ts';
@@ -16,7 +16,9 @@ if (process.argv.length > 2) {
 } else {
   const config = requireServerDatabase(loadConfigOrExit(), 'admin');
   const log = createLogger(config.LOG_LEVEL, { process: 'admin' }, { secrets: configuredSecrets(config) });
-  const { db, encryptionKey, bootstrapped } = await startDatabase(config, log);
+  const { db, encryptionKey, bootstrapped } = await startDatabase(config, log).catch(exitOnConfigError);
+  // At once: a start that fails later (a port taken) must not lose the key and token it created.
+  for (const line of bootstrapBanner(bootstrapped)) console.log(line);
   // A sender only: the runners do the queue's maintenance.
   const queue = await startBoss(db, { log, supervise: false });
   const metrics = createMetricsRegistry();
@@ -26,7 +28,8 @@ if (process.argv.length > 2) {
     createAdminApp({ db, config, log, encryptionKey, queue, metrics, consoleBuild }),
     config.ADMIN_PORT,
     config.ADMIN_HOST,
-  );
+    { port: 'ADMIN_PORT', host: 'ADMIN_HOST' },
+  ).catch(exitOnConfigError);
   // The same registry on a port of its own, for a scraper that must not reach the admin plane.
   const metricsServer =
     config.METRICS_PORT === undefined
@@ -35,15 +38,16 @@ if (process.argv.length > 2) {
           createMetricsApp({ db, config, registry: metrics }),
           config.METRICS_PORT,
           config.METRICS_HOST,
-        );
-  for (const line of bootstrapBanner(bootstrapped)) console.log(line);
-  console.log(`Admin plane listening on ${server.url}/trpc`);
-  console.log(`Admin console on ${server.url}/`);
-  if (metricsServer) console.log(`Metrics on ${metricsServer.url}/metrics`);
+          { port: 'METRICS_PORT', host: 'METRICS_HOST' },
+        ).catch(exitOnConfigError);
+  // Before the lines that say it is ready: a SIGTERM sent the moment they are read must find the handler.
   onShutdown(log, [
     server.close,
     async () => metricsServer?.close(),
     () => queue.stop({ graceful: false, close: false }),
     db.close,
   ]);
+  console.log(`Admin plane listening on ${server.url}/trpc`);
+  console.log(`Admin console on ${server.url}/`);
+  if (metricsServer) console.log(`Metrics on ${metricsServer.url}/metrics`);
 }

@@ -5,6 +5,7 @@ import { mkdirSync } from 'node:fs';
 import { PGlite, type Transaction } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import postgres from 'postgres';
+import { lockDataDir } from './data-dir-lock.ts';
 
 export type Row = Record<string, unknown>;
 
@@ -59,6 +60,12 @@ export interface Db extends Queryable {
   /** Subscribes to a NOTIFY channel; resolves to the unsubscribe function. */
   listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
   notify(channel: string, payload: string): Promise<void>;
+  /**
+   * Waits for a session advisory lock and holds it until the returned function is called, on a
+   * connection of its own (work done under the lock has the whole pool; a process that dies lets go
+   * with its connection). Embedded, where one process holds the database, there is nothing to wait for.
+   */
+  holdAdvisoryLock(key: number): Promise<() => Promise<void>>;
   close(): Promise<void>;
   /** The raw PGlite instance in embedded mode (pg-boss's adapter needs it); undefined otherwise. */
   readonly pglite?: PGlite;
@@ -72,15 +79,36 @@ export interface Db extends Queryable {
 const abortedTransaction = () =>
   new Error('The transaction was rolled back: a statement in it failed, and its error was caught');
 
-/** Opens an in-process PGlite with pgvector: in memory without dataDir, else persisted there. */
+/**
+ * Opens an in-process PGlite with pgvector: in memory without dataDir, else persisted there, which
+ * this process then holds alone until it closes the database (db/data-dir-lock.ts).
+ */
 export async function openPglite(options: { dataDir?: string; loadDataDir?: Blob } = {}): Promise<Db> {
-  if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
-  const pg = await PGlite.create({
-    ...(options.dataDir ? { dataDir: options.dataDir } : {}),
-    ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
-    extensions: { vector },
-  });
-  return wrapPglite(pg);
+  const lock = options.dataDir ? lockDataDir(options.dataDir) : null;
+  let pg: PGlite;
+  try {
+    if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
+    pg = await PGlite.create({
+      ...(options.dataDir ? { dataDir: options.dataDir } : {}),
+      ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
+      extensions: { vector },
+    });
+  } catch (err) {
+    lock?.release();
+    throw err;
+  }
+  const db = wrapPglite(pg);
+  if (!lock) return db;
+  return {
+    ...db,
+    async close() {
+      try {
+        await db.close();
+      } finally {
+        lock.release();
+      }
+    },
+  };
 }
 
 export function wrapPglite(pg: PGlite): Db {
@@ -119,6 +147,7 @@ export function wrapPglite(pg: PGlite): Db {
     async notify(channel, payload) {
       await pg.query('select pg_notify($1, $2)', [channel, payload]);
     },
+    holdAdvisoryLock: async () => async () => {},
     close: () => pg.close(),
   };
 }
@@ -244,6 +273,22 @@ export function openPostgres(url: string, options: { max?: number } = {}): Db {
     },
     async notify(channel, payload) {
       await sql.notify(channel, payload);
+    },
+    async holdAdvisoryLock(key) {
+      const conn = postgres(url, {
+        max: 1,
+        onnotice: () => {},
+        connect_timeout: 5,
+        connection: { application_name: 'workflow-service' },
+      });
+      try {
+        await conn.unsafe('select pg_advisory_lock($1::bigint)', [key]);
+      } catch (err) {
+        await conn.end({ timeout: 1 });
+        throw err;
+      }
+      // Closing the session releases its lock.
+      return () => conn.end({ timeout: 5 });
     },
     close: () => sql.end({ timeout: 5 }),
   };

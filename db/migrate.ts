@@ -24,6 +24,22 @@ export function listMigrations(): Migration[] {
     }));
 }
 
+/**
+ * Runs fn holding the migration lock: the other installs every process makes at start-up (pg-boss's
+ * schema and queues) wait for one another as migrations do. Each statement fn runs starts after the
+ * lock is held, so it sees what the previous holder committed: pg-boss's own lock, taken inside the
+ * transaction that installs, was not enough (the second installer's session still believed the schema
+ * absent and failed on a duplicate key of pg_namespace).
+ */
+export async function withMigrationLock<T>(db: Db, fn: () => Promise<T>): Promise<T> {
+  const release = await db.holdAdvisoryLock(MIGRATION_LOCK_KEY);
+  try {
+    return await fn();
+  } finally {
+    await release();
+  }
+}
+
 /** Brings the schema up to date; returns the versions it applied (none when already current). */
 export async function migrate(db: Db): Promise<number[]> {
   return db.transaction(async (tx) => {

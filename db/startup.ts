@@ -1,6 +1,6 @@
 // The first steps of every process: open the configured database, bring its schema up to date,
 // resolve the encryption key, and on an empty database create the first organization and key.
-import type { Config } from '../config.ts';
+import { type Config, ConfigError } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import { type BootstrapResult, bootstrap } from './bootstrap.ts';
 import { type Db, openDatabase } from './client.ts';
@@ -30,14 +30,38 @@ export async function startDatabase(config: Config, log: Logger): Promise<Starte
   } catch (err) {
     await db.close().catch(() => {});
     const e = err as { code?: string; message?: string };
-    // The failure an operator most often meets first: a server without pgvector.
+    // The failures an operator most often meets first, each answered in one line.
     if (/extension "vector"/.test(e.message ?? '')) {
-      throw new Error(
-        'The database server has no pgvector: install the `vector` extension (docs/operations.md)',
+      throw new ConfigError(
+        'The database server has no pgvector: install the `vector` extension (docs/operations.md, "Postgres")',
+      );
+    }
+    if (config.DATABASE_URL && UNREACHABLE.includes(e.code ?? '')) {
+      throw new ConfigError(
+        `Cannot use the database at DATABASE_URL (${serverOf(config.DATABASE_URL)}): ${e.message}; check that the server runs and the URL is right`,
       );
     }
     throw err;
   }
+}
+
+// No server there, no such host, no answer, no such database, or credentials refused.
+const UNREACHABLE = [
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'CONNECT_TIMEOUT',
+  '3D000',
+  '28P01',
+  '28000',
+];
+
+/** Host, port and database of a URL: never its password. */
+function serverOf(url: string): string {
+  const u = new URL(url);
+  return `${u.hostname}:${u.port || 5432}${u.pathname}`;
 }
 
 /** The lines printed once, on the start that created the bootstrap key or admin token. */

@@ -2,6 +2,7 @@
 // embedded. Creates the queues with the retry, heartbeat and dead-letter policy runners rely on.
 import { CLOCK_OVERRIDE_SETTING, type Clock, fromPglite, type JobInsert, PgBoss } from 'pg-boss';
 import type { Db, Queryable, Statement } from '../db/client.ts';
+import { withMigrationLock } from '../db/migrate.ts';
 import type { Logger } from '../logger.ts';
 import { QUEUES, WAKE_CHANNEL } from './queues.ts';
 
@@ -47,7 +48,20 @@ export async function startBoss(db: Db, options: BossOptions): Promise<PgBoss> {
   boss.on('error', (err) => options.log.error('queue error', { err }));
   // Clock skew past a minute, and a schedule its pass could not read.
   if (common.schedule) boss.on('warning', (w) => options.log.warn('queue warning', { ...w }));
-  await boss.start();
+  // Processes starting together on an empty database would race to install pg-boss's schema and
+  // create the queues: one at a time, under the migration lock.
+  await withMigrationLock(db, async () => {
+    await boss.start();
+    await createQueues(boss, options);
+  });
+  // pg-boss looks a queue up on first use through its own connection, and caches it. Embedded,
+  // that connection is the one a sending transaction holds, so a first send inside a transaction
+  // would wait for itself: an empty insert fills the cache now, outside any transaction.
+  for (const queue of Object.values(QUEUES)) await boss.insert(queue, []);
+  return boss;
+}
+
+async function createQueues(boss: PgBoss, options: BossOptions) {
   await boss.createQueue(QUEUES.workflowExecuteDead, { retryLimit: 0 });
   await boss.createQueue(QUEUES.workflowExecute, {
     // A retry is a fresh attempt on another runner after the first one died or hung.
@@ -74,11 +88,6 @@ export async function startBoss(db: Db, options: BossOptions): Promise<PgBoss> {
     retryDelayMax: 3600,
     expireInSeconds: 120,
   });
-  // pg-boss looks a queue up on first use through its own connection, and caches it. Embedded,
-  // that connection is the one a sending transaction holds, so a first send inside a transaction
-  // would wait for itself: an empty insert fills the cache now, outside any transaction.
-  for (const queue of Object.values(QUEUES)) await boss.insert(queue, []);
-  return boss;
 }
 
 /** pg-boss's database interface over ours: parameterised statements, or scripts of several. */

@@ -55,6 +55,14 @@ export async function startRunner(deps: {
   });
   void heapGuardLoads().then((loads) => {
     if (loads) return;
+    // Deno sets no heap limit on worker threads and loads no Node addon: no build helps there.
+    if (process.versions.deno !== undefined) {
+      log.warn('memory limits do not hold on Deno', {
+        risk: 'FUNCTION_MEMORY_MB and INGEST_MEMORY_MB are not enforced (Deno applies no worker heap limits; the heap guard is a Node addon): a function or a document takes what memory the machine gives until its time limit stops it',
+        fix: 'run untrusted code and untrusted documents on Node 24',
+      });
+      return;
+    }
     log.warn('heap guard not built for this Node', {
       risk: 'a function or a document allocating one huge object can abort this runner',
       fix: 'npm run build:native (needs Python 3, make and a C++ compiler)',

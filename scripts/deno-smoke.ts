@@ -11,7 +11,7 @@
 //   DENO_SMOKE_TIMEOUT_MS    the hard limit of the whole run (default 90000).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -132,7 +132,7 @@ async function api(base: string, method: string, path: string, body?: unknown) {
   return { status: res.status, body: (text ? JSON.parse(text) : null) as Json };
 }
 
-async function run(svc: Service) {
+async function run(svc: Service, dataDir: string) {
   const apiUrl = await bannerValue(svc, /^API:\s+(http:\/\/\S+)/);
   const adminUrl = await bannerValue(svc, /^Admin plane:\s+(http:\/\/\S+)/);
   const workspaceId = await bannerValue(svc, /^Default workspace id:\s+(\S+)/);
@@ -231,6 +231,14 @@ async function run(svc: Service) {
   );
   check(!stillServing, 'the API still answers after the task runner exited (service orphaned)');
   say('SIGTERM: the service drained and exited with code 0');
+
+  // The runner's start-up says what holds on Deno, not the Node build that cannot help there.
+  const said = svc.output.join('\n');
+  check(said.includes('memory limits do not hold on Deno'), 'no word that memory limits do not hold on Deno');
+  check(!said.includes('build:native'), 'the runner advised a Node build under Deno');
+  // The embedded database's lock (db/data-dir-lock.ts) is let go on a clean stop, on Deno too.
+  if (!SERVER_URL) check(!existsSync(join(dataDir, 'pgdata.lock')), 'the DATA_DIR lock was left behind');
+  say('start-up said memory limits do not hold on Deno; the DATA_DIR lock was released');
 }
 
 async function main(): Promise<number> {
@@ -286,7 +294,7 @@ async function main(): Promise<number> {
     }
     say(`deno task start (${server ? `Postgres, database ${dbName}` : 'embedded database'})`);
     svc = startService(env);
-    await run(svc);
+    await run(svc, dataDir);
     say('passed');
     return 0;
   } catch (err) {
