@@ -36,9 +36,12 @@ async function audits(resourceId: string) {
 
 /** A document of a knowledge base; it need not be processed to carry tags. */
 async function newDocument(knowledgeBaseId: string): Promise<string> {
+  const name = `doc-${Math.random().toString(36).slice(2)}.txt`;
+  // Content of its own: a knowledge base refuses the same content twice.
   const res = await uploadDocument(svc, tenant.key, knowledgeBaseId, {
     workspaceId: tenant.workspace.id,
-    name: `doc-${Math.random().toString(36).slice(2)}.txt`,
+    name,
+    content: `Notes of ${name}.`,
   });
   expect(res.status, JSON.stringify(res.body)).toBe(200);
   return res.body.data.document.id;
