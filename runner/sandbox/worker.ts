@@ -1,7 +1,7 @@
-// The worker module of the function pool (runner/pool.ts): runs one user function body (a workflow's
+// The worker module of the function pool (runner/sandbox/pool.ts): runs one user function body (a workflow's
 // function block) per task, in a node:vm context that holds only Web-standard globals (a new one, or one
-// kept warm for the same function of the same workspace: runner/workers/sandbox-contexts.ts). Those globals
-// are sandbox-realm code (runner/workers/sandbox-prelude.ts); whatever they need from the host (network,
+// kept warm for the same function of the same workspace: runner/sandbox/contexts.ts). Those globals
+// are sandbox-realm code (runner/sandbox/prelude.ts); whatever they need from the host (network,
 // URL parsing, Web Crypto, timers, console) crosses a narrow bridge, defined here, that carries only
 // primitives, so no host object (whose `.constructor.constructor` is the host's `Function`, and so
 // `process`) is ever reachable from user code.
@@ -18,8 +18,8 @@
 // - The host only ever calls into the context through promise resolving functions (V8 built-ins) with
 //   primitive arguments, then pumps; it never calls a user function or reads a user object directly.
 // - Memory is the pool's job too (worker `resourceLimits`, and a watch on the worker's heap limit and
-//   ArrayBuffer memory: runner/task-slots.ts). Past its heap limit, this worker goes on, with room to
-//   spare, until the pool stops it (the heap guard, runner/workers/task-slot.ts); a function that ends in
+//   ArrayBuffer memory: runner/threads/slots.ts). Past its heap limit, this worker goes on, with room to
+//   spare, until the pool stops it (the heap guard, runner/threads/worker-slot.ts); a function that ends in
 //   the meantime is not answered for.
 import { webcrypto } from 'node:crypto';
 import http, { type IncomingMessage } from 'node:http';
@@ -40,10 +40,10 @@ import {
   RefusedDestinationError,
   vetHost,
 } from '../blocks/network-guard.ts';
+import { HEAP_LIMIT_BYTES, pastHeapLimit, registerTaskSlot, slotTable } from '../threads/worker-slot.ts';
 import { untilAborted } from '../until-aborted.ts';
-import { type Sandbox, sandboxContexts } from './sandbox-contexts.ts';
-import { type Bridge, SUBTLE_METHODS } from './sandbox-prelude.ts';
-import { HEAP_LIMIT_BYTES, pastHeapLimit, registerTaskSlot, slotTable } from './task-slot.ts';
+import { type Sandbox, sandboxContexts } from './contexts.ts';
+import { type Bridge, SUBTLE_METHODS } from './prelude.ts';
 
 /** What the pool posts to a worker. `scope` is JSON text: it is parsed inside the sandbox's own realm. */
 export interface WorkerTask {
@@ -54,7 +54,7 @@ export interface WorkerTask {
   /** The pool's admission slot, under which this worker registers itself for the memory watch. */
   slot: number;
   /**
-   * Runs with the same key may reuse a warm context (runner/workers/sandbox-contexts.ts): a digest of
+   * Runs with the same key may reuse a warm context (runner/sandbox/contexts.ts): a digest of
    * the owner (the workspace), the language and the code as written. Null: a context no code has run in.
    */
   reuseKey: string | null;
@@ -62,7 +62,7 @@ export interface WorkerTask {
 
 /** Given as `workerData` by the pool. */
 export interface WorkerData {
-  /** The table of the pool's memory watch (runner/task-slots.ts). */
+  /** The table of the pool's memory watch (runner/threads/slots.ts). */
   slots: SharedArrayBuffer;
   /**
    * Per admission slot, when the worker started that slot's task (BigInt64: milliseconds since the epoch,
@@ -449,7 +449,7 @@ function assertVmModulesFlag(): void {
   const flags = `${process.execArgv.join(' ')} ${process.env.NODE_OPTIONS ?? ''}`;
   if (!flags.includes('--experimental-vm-modules')) {
     throw new Error(
-      'runner/workers/function.ts must run with --experimental-vm-modules (see runner/pool.ts)',
+      'runner/sandbox/worker.ts must run with --experimental-vm-modules (see runner/sandbox/pool.ts)',
     );
   }
 }

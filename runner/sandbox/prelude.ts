@@ -7,7 +7,7 @@
 // (fetch, URL, Web Crypto, timers, console and the rest); then, for each task run in the context, `begin`
 // defines the read-only scope variables and the one-shot entry the compiled user script calls, and `end`
 // puts the global object back as it was before the first task. Whatever needs the host goes through
-// `Bridge` (host functions in runner/workers/function.ts) and carries primitives only: no host object ever
+// `Bridge` (host functions in runner/sandbox/worker.ts) and carries primitives only: no host object ever
 // reaches user code.
 
 /** Host functions: primitives in and out, never throwing; results come back through resolving functions. */
@@ -31,7 +31,7 @@ export interface Bridge {
 
 /**
  * The `crypto.subtle` methods the sandbox offers: the prelude defines them (from `PreludeOptions`), and
- * the host (runner/workers/function.ts) performs only these.
+ * the host (runner/sandbox/worker.ts) performs only these.
  */
 export const SUBTLE_METHODS: readonly string[] = Object.freeze([
   'encrypt',
@@ -1343,7 +1343,7 @@ export function sandboxPrelude(host: Bridge, options: PreludeOptions): SandboxCo
   // What `end` restores: the global object as it is now, before any user code ran. A scope variable or a
   // global that user code adds is dropped; a replaced or deleted one is put back (non-configurable ones
   // cannot change). Built-ins changed in place (a prototype's method, say) are not tracked: a context is
-  // only ever reused for the same code in the same workspace (see runner/workers/function.ts).
+  // only ever reused for the same code in the same workspace (see runner/sandbox/worker.ts).
   const globalPrototype = getPrototypeOf(g);
   const baselineKeys = new CtxSet<PropertyKey>(ownKeys(g));
   const restorable: { key: PropertyKey; descriptor: PropertyDescriptor }[] = [];
