@@ -11,7 +11,7 @@ import { Piscina } from 'piscina';
 import { parseAllowList } from '../blocks/network-guard.ts';
 import { createMemoryWatch, createSlots, createSlotTable } from '../threads/slots.ts';
 // Types only: the worker module must not be loaded on this thread.
-import type { WorkerData, WorkerOutcome, WorkerTask } from './worker.ts';
+import type { WorkerData, WorkerOutcome, WorkerTask } from './task.ts';
 
 export interface FunctionTask {
   /** An async function body: may use `return` and `await`. */
