@@ -15,7 +15,13 @@
 // - none kept for a key the worker sees for the first time: code run once is not worth one.
 // Tasks without a reuse key always get a context no code has run in.
 import vm from 'node:vm';
-import { type Bridge, type SandboxControls, SUBTLE_METHODS, sandboxPrelude } from './prelude.ts';
+import {
+  type Bridge,
+  type PreludeInstaller,
+  preludeSource,
+  type SandboxControls,
+  SUBTLE_METHODS,
+} from './prelude.ts';
 
 const MAX_WARM = 16;
 const MAX_USES = 1000;
@@ -45,7 +51,7 @@ export interface SandboxOptions<E> {
 }
 
 export function sandboxContexts<E>(options: SandboxOptions<E>) {
-  const prelude = new vm.Script(`'use strict';(${sandboxPrelude.toString()})`, {
+  const prelude = new vm.Script(preludeSource(), {
     filename: 'sandbox-prelude.js',
     importModuleDynamically: options.importModuleDynamically,
   });
@@ -70,7 +76,7 @@ export function sandboxContexts<E>(options: SandboxOptions<E>) {
       key: null,
       uses: 0,
     };
-    const install = prelude.runInContext(context) as typeof sandboxPrelude;
+    const install = prelude.runInContext(context) as PreludeInstaller;
     sandbox.controls = install(options.bridge(sandbox), {
       entryName: options.entryName,
       filename: options.filename,
