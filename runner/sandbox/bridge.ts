@@ -6,7 +6,7 @@ import { webcrypto } from 'node:crypto';
 import type { Sandbox } from './contexts.ts';
 import { cryptoError, type KeyStore, performSubtle } from './crypto-encoding.ts';
 import { sandboxFetch } from './host-fetch.ts';
-import type { Bridge } from './prelude.ts';
+import type { Bridge } from './prelude/contract.ts';
 import type { WorkerOutcome } from './task.ts';
 
 const MAX_LOG_LINES = 1000;

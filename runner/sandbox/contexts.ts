@@ -15,13 +15,8 @@
 // - none kept for a key the worker sees for the first time: code run once is not worth one.
 // Tasks without a reuse key always get a context no code has run in.
 import vm from 'node:vm';
-import {
-  type Bridge,
-  type PreludeInstaller,
-  preludeSource,
-  type SandboxControls,
-  SUBTLE_METHODS,
-} from './prelude.ts';
+import { type Bridge, type SandboxControls, SUBTLE_METHODS } from './prelude/contract.ts';
+import { type PreludeInstaller, preludeSource } from './prelude.ts';
 
 const MAX_WARM = 16;
 const MAX_USES = 1000;

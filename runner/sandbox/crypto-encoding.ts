@@ -3,7 +3,7 @@
 // as latin1 strings (`$b`: an ArrayBuffer, `$u8`: a Uint8Array); CryptoKeys stay on this side, in the
 // task's key store, and cross as their number (`$k` in, `$key` out, with the key's public fields).
 import { webcrypto } from 'node:crypto';
-import { SUBTLE_METHODS } from './prelude.ts';
+import { SUBTLE_METHODS } from './prelude/contract.ts';
 
 /** The CryptoKeys a task has been given, by number; cleared when the task ends. */
 export interface KeyStore {

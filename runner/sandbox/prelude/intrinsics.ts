@@ -4,7 +4,7 @@
 // A piece of the sandbox prelude (runner/sandbox/prelude.ts joins the pieces into the one script evaluated
 // inside every new vm context): its source text runs in the sandbox's realm, so it references nothing
 // outside itself but types and what it is handed (intrinsics captured before any user code ran).
-import type { Bridge } from '../prelude.ts';
+import type { Bridge } from './contract.ts';
 
 export function captureIntrinsics(host: Bridge) {
   const g = globalThis as unknown as Record<string, unknown>;
