@@ -4,13 +4,12 @@
 // Crypto; stack traces; installing the globals; the per-task scope). The realm cannot import: each piece is
 // a function whose source text (Function.prototype.toString of type-stripped TypeScript is plain
 // JavaScript) goes into the script, so it references nothing outside itself but types and what it is
-// handed; `sandboxPrelude` calls them in the order the one function of old ran its sections.
+// handed; `sandboxPrelude` calls them in the order their sections had when the prelude was one function.
 //
 // For each task run in the context, `begin` defines the read-only scope variables and the one-shot entry
 // the compiled user script calls, and `end` puts the global object back as it was before the first task.
 // Whatever needs the host goes through `Bridge` (host functions in runner/sandbox/bridge.ts) and carries
 // primitives only: no host object ever reaches user code.
-
 import { defineConsole } from './prelude/console.ts';
 import type { Bridge, PreludeOptions, SandboxControls } from './prelude/contract.ts';
 import { defineWebCrypto } from './prelude/crypto.ts';
@@ -45,8 +44,9 @@ type PreludePieces = typeof PIECES;
 export type PreludeInstaller = (host: Bridge, options: PreludeOptions) => SandboxControls;
 
 /**
- * Runs in the context (its source text is part of the script): the pieces in order. Only the last two
- * change the global object, as the one function of old did at its end.
+ * Runs in the context (its source text is part of the script): the pieces in order. Only lockStackTraces
+ * and installGlobals change the global object, and defineTaskScope then records it as the baseline `end`
+ * restores, as the single function did at its end.
  */
 function sandboxPrelude(host: Bridge, options: PreludeOptions, pieces: PreludePieces): SandboxControls {
   const { entryName, filename, subtleMethods } = options;
