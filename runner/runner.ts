@@ -13,7 +13,6 @@ import { executionStarts } from './execution-starts.ts';
 import { createIngestPool } from './ingestion/pool.ts';
 import { settleLane, startPump } from './job-pump.ts';
 import { deadDocumentHandler, knowledgeJobHandler } from './knowledge-jobs.ts';
-import { createFunctionPool } from './pool.ts';
 import {
   type ExecutionCallbackPayload,
   type KnowledgeIngestPayload,
@@ -21,9 +20,10 @@ import {
   type WorkflowExecutePayload,
   type WorkflowSchedulePayload,
 } from './queues.ts';
+import { createFunctionPool } from './sandbox/pool.ts';
 import { reconcileSchedules, scheduleJobHandler } from './schedule-jobs.ts';
 import { runnerSettings } from './settings.ts';
-import { heapGuardLoads } from './workers/heap-guard.ts';
+import { heapGuardLoads } from './threads/heap-guard.ts';
 import { deadExecutionHandler, workflowJobHandler } from './workflow-jobs.ts';
 
 export interface Runner {

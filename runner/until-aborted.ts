@@ -1,6 +1,6 @@
 // Waiting on work that takes no AbortSignal (a DNS lookup inside a request, an SDK call) only until a
 // signal aborts: the caller stops waiting and the work finishes on its own. Also loaded by the function
-// pool's worker threads (runner/workers/function.ts): keep this module free of imports.
+// pool's worker threads (runner/sandbox/worker.ts): keep this module free of imports.
 
 /**
  * `work`'s outcome, or a rejection with `signal.reason` as soon as the signal aborts, whichever comes

@@ -26,8 +26,8 @@ import type { Embedders } from './embeddings/embedder.ts';
 import { executionCost } from './execution-cost.ts';
 import { executeWorkflow } from './executor/execute.ts';
 import type { SettleLane } from './job-pump.ts';
-import type { FunctionPool } from './pool.ts';
 import { QUEUES, type WorkflowExecutePayload } from './queues.ts';
+import type { FunctionPool } from './sandbox/pool.ts';
 
 export interface WorkflowJobDeps {
   db: Db;

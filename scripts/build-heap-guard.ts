@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { HEAP_GUARD_PATH, heapGuardLoads } from '../runner/workers/heap-guard.ts';
+import { HEAP_GUARD_PATH, heapGuardLoads } from '../runner/threads/heap-guard.ts';
 
 const NATIVE_DIR = fileURLToPath(new URL('../runner/native/', import.meta.url));
 

@@ -4,7 +4,7 @@ import type { z } from 'zod';
 import type { Queryable } from '../../db/client.ts';
 import type { ServiceError } from '../../db/errors.ts';
 import type { Embedders } from '../embeddings/embedder.ts';
-import type { FunctionPool } from '../pool.ts';
+import type { FunctionPool } from '../sandbox/pool.ts';
 
 export interface BlockContext {
   executionId: string;

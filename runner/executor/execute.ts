@@ -7,7 +7,7 @@ import type { Queryable } from '../../db/client.ts';
 import type { BlockConfig, BlockContext, BlockResult, Edge, Graph, RunnerSettings } from '../blocks/block.ts';
 import { BLOCK_TYPES } from '../blocks/index.ts';
 import type { Embedders } from '../embeddings/embedder.ts';
-import type { FunctionPool } from '../pool.ts';
+import type { FunctionPool } from '../sandbox/pool.ts';
 import type { Definition } from './definition.ts';
 import { checkInputs } from './inputs.ts';
 import { type ResolveScope, resolveValue, substituteIntoCode } from './references.ts';

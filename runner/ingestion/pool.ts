@@ -1,16 +1,16 @@
-// The ingest pool: worker threads for the CPU side of knowledge ingestion (runner/workers/ingest.ts),
+// The ingest pool: worker threads for the CPU side of knowledge ingestion (runner/ingestion/worker.ts),
 // parsing and chunking documents of up to 100 MB and computing local embeddings, so that none of it
 // blocks the runner's event loop. Separate from the function pool: its tasks are few, long and large,
 // and its memory limit is sized for documents, not for user code.
 import { Piscina } from 'piscina';
 import { EMBEDDING_DIMENSIONS } from '../embeddings/embedder.ts';
-import { createMemoryWatch, createSlots, createSlotTable } from '../task-slots.ts';
-// Types only: the worker module must not be loaded on this thread.
-import type { ExtractResult, IngestTask, IngestTaskData, IngestWorkerData } from '../workers/ingest.ts';
+import { createMemoryWatch, createSlots, createSlotTable } from '../threads/slots.ts';
 import type { ChunkingConfig } from './chunk.ts';
 import type { DocumentKind } from './document-types.ts';
+// Types only: the worker module must not be loaded on this thread.
+import type { ExtractResult, IngestTask, IngestTaskData, IngestWorkerData } from './worker.ts';
 
-export type { ExtractResult } from '../workers/ingest.ts';
+export type { ExtractResult } from './worker.ts';
 
 export interface IngestPoolOptions {
   maxThreads?: number;
@@ -40,7 +40,7 @@ export interface IngestPool {
   destroy(): Promise<void>;
 }
 
-const WORKER_URL = new URL('../workers/ingest.ts', import.meta.url).href;
+const WORKER_URL = new URL('./worker.ts', import.meta.url).href;
 const DEFAULT_MEMORY_MB = 1024;
 const DEFAULT_EXTRACT_TIMEOUT_MS = 15 * 60_000;
 // Threads stay a while after a document: loading PDF.js into a fresh one takes a moment.

@@ -1,12 +1,12 @@
 // The heap guard of the worker-thread pools (function code, document ingestion): loaded by
-// runner/workers/heap-guard.ts, built by scripts/build-heap-guard.ts. V8 calls an isolate's most
+// runner/threads/heap-guard.ts, built by scripts/build-heap-guard.ts. V8 calls an isolate's most
 // recently added near-heap-limit callback when, after a full GC, its old generation is still past the
 // limit. Node's own callback for a worker grants 16 MB and stops the worker; but one allocation may pass
 // the limit by far more than that (the first object in the young large-object space is always allowed,
 // whatever its size, and lands in the old generation at the next GC), and V8 then aborts the whole
 // process ("Reached heap limit"). This callback grants room for any single object instead, and the
 // worker's pool, which sees the limit rise in the worker's heap statistics, stops the worker itself
-// (runner/task-slots.ts).
+// (runner/threads/slots.ts).
 #include <node.h>
 
 namespace {

@@ -4,7 +4,7 @@
 // clear error or return nothing sensitive (no `process`, no environment values, no host files), the
 // execution must end, and afterwards a normal execution succeeds with no prototype pollution visible.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { heapGuardLoads } from '../../runner/workers/heap-guard.ts';
+import { heapGuardLoads } from '../../runner/threads/heap-guard.ts';
 import { createTenant, startTestService, type Tenant, type TestService } from '../helpers/service.ts';
 import { deployWorkflow } from '../helpers/workflows.ts';
 
@@ -371,10 +371,10 @@ const execute = (id: string, inputs: Record<string, unknown>) =>
   svc.call('POST', `/api/workflows/${id}/execute`, { key: tenant.key, body: { inputs } });
 
 // Before the catalogue, whose attempts leave the worker's heap full of garbage: warm contexts give way
-// to a heap that full (runner/workers/sandbox-contexts.ts).
+// to a heap that full (runner/sandbox/contexts.ts).
 describe('warm contexts', () => {
   // The code marks a built-in in place, which a warm context keeps for the next run of the same code in
-  // the same workspace (runner/workers/sandbox-contexts.ts): each run reports whether it found the mark.
+  // the same workspace (runner/sandbox/contexts.ts): each run reports whether it found the mark.
   // The reference makes each run's code text different: runs of one block still share the context.
   const MARKER = 'const found = typeof [].mark; Array.prototype.mark = <start.n>; return found';
   const definition = {

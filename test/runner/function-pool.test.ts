@@ -4,8 +4,8 @@ import { existsSync, readdirSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createFunctionPool, type FunctionOutcome, type FunctionTask } from '../../runner/pool.ts';
-import { heapGuardLoads } from '../../runner/workers/heap-guard.ts';
+import { createFunctionPool, type FunctionOutcome, type FunctionTask } from '../../runner/sandbox/pool.ts';
+import { heapGuardLoads } from '../../runner/threads/heap-guard.ts';
 
 // The fetch tests reach a local server, which the SSRF guard only lets through on the allow-list
 // (test/runner/sandbox-fetch.test.ts covers the guard itself).

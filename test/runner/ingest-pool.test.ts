@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { DEFAULT_CHUNKING_CONFIG } from '../../db/knowledge-bases.ts';
 import { embedLocal } from '../../runner/embeddings/local.ts';
 import { createIngestPool } from '../../runner/ingestion/pool.ts';
-import { heapGuardLoads } from '../../runner/workers/heap-guard.ts';
+import { heapGuardLoads } from '../../runner/threads/heap-guard.ts';
 
 const fixture = (name: string) =>
   new Uint8Array(readFileSync(new URL(`../fixtures/knowledge/${name}`, import.meta.url)));

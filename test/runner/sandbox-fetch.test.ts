@@ -5,7 +5,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createFunctionPool, type FunctionOutcome, type FunctionTask } from '../../runner/pool.ts';
+import { createFunctionPool, type FunctionOutcome, type FunctionTask } from '../../runner/sandbox/pool.ts';
 
 // No allow-list: only public addresses.
 const guarded = createFunctionPool({ minThreads: 1, maxThreads: 2 });

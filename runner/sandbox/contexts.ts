@@ -1,4 +1,4 @@
-// The vm contexts a function-pool worker runs tasks in (runner/workers/function.ts). Making a context
+// The vm contexts a function-pool worker runs tasks in (runner/sandbox/worker.ts). Making a context
 // and running the prelude in it is most of a short function's cost (0.75 ms of a 0.95 ms task), so a
 // context that ended its task cleanly is kept warm for the next run of the same code in the same workspace,
 // as a serverless platform keeps an instance warm for the same function:
@@ -15,7 +15,8 @@
 // - none kept for a key the worker sees for the first time: code run once is not worth one.
 // Tasks without a reuse key always get a context no code has run in.
 import vm from 'node:vm';
-import { type Bridge, type SandboxControls, SUBTLE_METHODS, sandboxPrelude } from './sandbox-prelude.ts';
+import { type Bridge, type SandboxControls, SUBTLE_METHODS } from './prelude/contract.ts';
+import { type PreludeInstaller, preludeSource } from './prelude.ts';
 
 const MAX_WARM = 16;
 const MAX_USES = 1000;
@@ -45,7 +46,7 @@ export interface SandboxOptions<E> {
 }
 
 export function sandboxContexts<E>(options: SandboxOptions<E>) {
-  const prelude = new vm.Script(`'use strict';(${sandboxPrelude.toString()})`, {
+  const prelude = new vm.Script(preludeSource(), {
     filename: 'sandbox-prelude.js',
     importModuleDynamically: options.importModuleDynamically,
   });
@@ -70,7 +71,7 @@ export function sandboxContexts<E>(options: SandboxOptions<E>) {
       key: null,
       uses: 0,
     };
-    const install = prelude.runInContext(context) as typeof sandboxPrelude;
+    const install = prelude.runInContext(context) as PreludeInstaller;
     sandbox.controls = install(options.bridge(sandbox), {
       entryName: options.entryName,
       filename: options.filename,

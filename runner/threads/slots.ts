@@ -1,9 +1,9 @@
-// Admission and memory watch for the worker-thread pools (runner/pool.ts for function code,
+// Admission and memory watch for the worker-thread pools (runner/sandbox/pool.ts for function code,
 // runner/ingestion/pool.ts for documents): each task holds a numbered slot while it is in a worker, and
 // the worker that starts it writes into a shared table, under that slot, its thread id and its memory
-// figures (runner/workers/task-slot.ts). The watch polls the heap statistics of the workers running
+// figures (runner/threads/worker-slot.ts). The watch polls the heap statistics of the workers running
 // watched slots, and stops a task whose worker's heap went past its limit: the heap guard then raised that
-// limit and lets the worker go on until stopped here (runner/workers/heap-guard.ts), instead of V8
+// limit and lets the worker go on until stopped here (runner/threads/heap-guard.ts), instead of V8
 // aborting the whole process. It can also stop a task holding too much ArrayBuffer memory, which lives
 // outside the V8 heap and so outside `resourceLimits`.
 import type { Piscina } from 'piscina';

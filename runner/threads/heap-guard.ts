@@ -1,5 +1,5 @@
 // Loads the heap guard (runner/native/heap-guard.cc) into a pool's worker thread: past its V8 heap limit,
-// the worker goes on with room to spare until its pool stops it (runner/task-slots.ts), instead of with
+// the worker goes on with room to spare until its pool stops it (runner/threads/slots.ts), instead of with
 // the 16 MB that Node grants, which one large allocation can overrun, aborting the whole process.
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';

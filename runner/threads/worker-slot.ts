@@ -1,11 +1,11 @@
-// A pool worker's side of runner/task-slots.ts: under the slot of the task it starts, the worker writes
+// A pool worker's side of runner/threads/slots.ts: under the slot of the task it starts, the worker writes
 // its thread id and memory figures, which the pool's memory watch compares with the worker's heap
-// statistics. Importing this installs the heap guard (runner/workers/heap-guard.ts): past its heap limit,
+// statistics. Importing this installs the heap guard (runner/threads/heap-guard.ts): past its heap limit,
 // the worker goes on with room to spare, its limit raised, until the watch sees that and stops it.
 import { getHeapStatistics } from 'node:v8';
 import { threadId } from 'node:worker_threads';
-import { SLOT_FIELDS } from '../task-slots.ts';
 import { installHeapGuard } from './heap-guard.ts';
+import { SLOT_FIELDS } from './slots.ts';
 
 installHeapGuard();
 /** The heap limit as `resourceLimits` set it. */

@@ -1,17 +1,17 @@
 // The function pool: runs user-written function code (function blocks, condition expressions) in a
-// Piscina worker-thread pool, each task in a sandbox of its own (runner/workers/function.ts; a worker keeps
-// a warm one for the same function of the same owner, runner/workers/sandbox-contexts.ts). This side owns
+// Piscina worker-thread pool, each task in a sandbox of its own (runner/sandbox/worker.ts; a worker keeps
+// a warm one for the same function of the same owner, runner/sandbox/contexts.ts). This side owns
 // what a sandbox cannot do for itself: the memory limits (worker `resourceLimits` for the V8 heap, and a
-// watch on each busy worker's heap limit and ArrayBuffer memory: runner/task-slots.ts), the time limit of
+// watch on each busy worker's heap limit and ArrayBuffer memory: runner/threads/slots.ts), the time limit of
 // a run that never returns to the worker's event loop (by terminating that worker), cancellation, and
 // admission, so that a task only starts its clock once a thread is free for it.
 import { createHash } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
-import { parseAllowList } from './blocks/network-guard.ts';
-import { createMemoryWatch, createSlots, createSlotTable } from './task-slots.ts';
+import { parseAllowList } from '../blocks/network-guard.ts';
+import { createMemoryWatch, createSlots, createSlotTable } from '../threads/slots.ts';
 // Types only: the worker module must not be loaded on this thread.
-import type { WorkerData, WorkerOutcome, WorkerTask } from './workers/function.ts';
+import type { WorkerData, WorkerOutcome, WorkerTask } from './task.ts';
 
 export interface FunctionTask {
   /** An async function body: may use `return` and `await`. */
@@ -27,7 +27,7 @@ export interface FunctionTask {
   timeoutMs: number;
   /**
    * Whose code this is (the workspace's id): runs of the same source for the same owner may reuse a
-   * warm sandbox, whose global object is put back between runs (runner/workers/sandbox-contexts.ts).
+   * warm sandbox, whose global object is put back between runs (runner/sandbox/contexts.ts).
    * Without it, every run gets a context no code has run in.
    */
   owner?: string;
@@ -65,7 +65,7 @@ export interface FunctionPoolOptions {
   httpAllowList?: string[];
 }
 
-const WORKER_URL = new URL('./workers/function.ts', import.meta.url).href;
+const WORKER_URL = new URL('./worker.ts', import.meta.url).href;
 // Room for a worker to start and load its module before it starts a task.
 const START_MARGIN_MS = 1000;
 // How far past its limit a started task runs before its worker is stopped. A task waiting on host work

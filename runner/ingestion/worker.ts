@@ -6,10 +6,10 @@ import { workerData } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { EMBEDDING_DIMENSIONS } from '../embeddings/embedder.ts';
 import { embedLocal } from '../embeddings/local.ts';
-import { type Chunk, type ChunkingConfig, chunkText } from '../ingestion/chunk.ts';
-import type { DocumentKind } from '../ingestion/document-types.ts';
-import { DocumentParseError, parseDocument } from '../ingestion/parse.ts';
-import { pastHeapLimit, registerTaskSlot, slotTable } from './task-slot.ts';
+import { pastHeapLimit, registerTaskSlot, slotTable } from '../threads/worker-slot.ts';
+import { type Chunk, type ChunkingConfig, chunkText } from './chunk.ts';
+import type { DocumentKind } from './document-types.ts';
+import { DocumentParseError, parseDocument } from './parse.ts';
 
 export interface ExtractTask {
   kind: 'extract';
@@ -29,7 +29,7 @@ export type IngestTask = IngestTaskData & { slot: number };
 
 /** Given as `workerData` by the pool. */
 export interface IngestWorkerData {
-  /** The table of the pool's memory watch (runner/task-slots.ts). */
+  /** The table of the pool's memory watch (runner/threads/slots.ts). */
   slots: SharedArrayBuffer;
 }
 
