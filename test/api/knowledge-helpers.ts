@@ -2,7 +2,7 @@
 // through the public API, and waiting for the runner to finish processing them.
 import { expect } from 'vitest';
 import type { ApiResponse, TestService } from '../helpers/service.ts';
-import { type Content, upload } from './files-helpers.ts';
+import { type Content, upload, uploadParts } from './files-helpers.ts';
 
 /** Paragraphs of distinct words: a document of several chunks at small chunk sizes. */
 export function prose(paragraphs: number, seed = 'topic'): string {
@@ -37,6 +37,8 @@ export interface DocumentUpload {
   content?: Content | string;
   type?: string | null;
   order?: 'fieldsFirst' | 'fileFirst';
+  /** Sends allowDuplicate=true (before the file): the same content again on purpose. */
+  allowDuplicate?: boolean;
 }
 
 /** POST /api/v1/knowledge/{id}/documents. */
@@ -48,16 +50,20 @@ export function uploadDocument(
 ): Promise<ApiResponse> {
   const content =
     typeof o.content === 'string' ? Buffer.from(o.content) : (o.content ?? Buffer.from('hello'));
+  const options = {
+    workspaceId: o.workspaceId,
+    name: o.name ?? 'notes.txt',
+    content,
+    type: o.type === undefined ? 'text/plain' : o.type,
+    ...(o.order ? { order: o.order } : {}),
+  };
+  const parts = o.allowDuplicate
+    ? [{ field: 'allowDuplicate', value: 'true' }, ...uploadParts(options)]
+    : undefined;
   return upload(
     svc,
     key,
-    {
-      workspaceId: o.workspaceId,
-      name: o.name ?? 'notes.txt',
-      content,
-      type: o.type === undefined ? 'text/plain' : o.type,
-      ...(o.order ? { order: o.order } : {}),
-    },
+    { ...options, ...(parts ? { parts } : {}) },
     `/api/v1/knowledge/${knowledgeBaseId}/documents`,
   );
 }

@@ -94,7 +94,12 @@ describe.runIf(serverDatabase)('ingestion across runner processes', () => {
     await startRunner();
     // The same text uploaded again, processed start to finish by the surviving runner while the
     // dead one's heartbeat lapses: the figures the interrupted document must end with.
-    const twinRes = await uploadDocument(svc, tenant.key, kb.id, { workspaceId, name: 'twin.txt', content });
+    const twinRes = await uploadDocument(svc, tenant.key, kb.id, {
+      workspaceId,
+      name: 'twin.txt',
+      content,
+      allowDuplicate: true,
+    });
     expectOk(twinRes);
     const twin = await settled(svc, twinRes.body.data.document.id, 120_000);
     expect(twin.processingStatus).toBe('completed');
