@@ -11,7 +11,7 @@ import { forbidden, notFound, ServiceError } from '../db/errors.ts';
 import type { Admission } from '../db/usage.ts';
 import { billingContext } from '../db/usage.ts';
 import { createVersionCache } from '../db/version-cache.ts';
-import { loadExecutionTargets } from '../db/workflows.ts';
+import { loadExecutionTargets } from '../db/execution-targets.ts';
 import { type EnqueuerDeps, executionEnqueuer } from './execution-enqueuer.ts';
 import { checkInputs } from './executor/inputs.ts';
 

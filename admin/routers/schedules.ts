@@ -11,6 +11,7 @@ import {
   type Schedule,
   setSchedulePaused,
 } from '../../db/schedules.ts';
+import { checkInputs } from '../../runner/executor/inputs.ts';
 import { checkRecurrence, nextFiring, syncSchedule } from '../../runner/schedule-jobs.ts';
 import { triggerFilter, triggerTarget } from '../trigger-target.ts';
 import { procedure, router } from '../trpc.ts';
@@ -31,7 +32,7 @@ export const schedulesRouter = router({
     )
     .mutation(async ({ ctx, input }) => {
       const recurrence = checkRecurrence(ctx.queue, input.cron, input.timezone);
-      const schedule = await createSchedule(ctx.db, ADMIN_ACTOR, { ...input, ...recurrence });
+      const schedule = await createSchedule(ctx.db, ADMIN_ACTOR, { ...input, ...recurrence }, checkInputs);
       try {
         await syncSchedule(ctx.db, ctx.queue, schedule.id);
       } catch (err) {

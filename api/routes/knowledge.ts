@@ -124,7 +124,12 @@ export function knowledgeRoutes({
     .post('/search', async (c) => {
       const body = await jsonBody(c, knowledgeSearchRequest);
       const access = await authorizeWorkspace(db, c.get('principal'), body.workspaceId, 'read');
-      const data = await searchKnowledge(db, embedders, access.workspace.id, body);
+      const data = await searchKnowledge(
+        db,
+        (model, query) => embedders.get(model).embedQuery(query),
+        access.workspace.id,
+        body,
+      );
       return c.json({ success: true, data });
     })
     .put('/:id', async (c) => {

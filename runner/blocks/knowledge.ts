@@ -44,7 +44,12 @@ export const knowledgeBlock: BlockType<KnowledgeConfig> = {
       throw new Error(`Invalid knowledge search: ${issues.join('; ')}`);
     }
     try {
-      const found = await searchKnowledge(ctx.db, ctx.embedders, ctx.workspaceId, parsed.data);
+      const found = await searchKnowledge(
+        ctx.db,
+        (model, query) => ctx.embedders.get(model).embedQuery(query),
+        ctx.workspaceId,
+        parsed.data,
+      );
       return { output: { results: found.results, totalResults: found.totalResults } };
     } catch (err) {
       throw err instanceof ServiceError ? new Error(describeServiceError(err)) : err;
