@@ -2,8 +2,8 @@
 // for sync results: runner/execution-starts.ts admits and enqueues; this adds the sync wait, which
 // is registered before the job exists so the runner's notice cannot come too early to be heard.
 import type { Context } from 'hono';
-import { ServiceError } from '../db/errors.ts';
 import { type DoneNotice, getExecution, getExecutionDurably, jobRecord } from '../db/executions.ts';
+import { ServiceError } from '../errors.ts';
 import { type Started as Enqueued, executionStarts, type StartRequest } from '../runner/execution-starts.ts';
 import type { ApiDeps } from './context.ts';
 import { rateLimitHeaders } from './middleware/rate-limit.ts';

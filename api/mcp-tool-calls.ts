@@ -4,8 +4,8 @@
 // waiter), and shapes the outcome as a tool result. Every refusal a caller can act on (bad inputs,
 // limits, permission) is a tool error the model reads, not a protocol error.
 import type { Principal } from '../db/api-keys.ts';
-import { ServiceError } from '../db/errors.ts';
 import { type DoneNotice, getExecution } from '../db/executions.ts';
+import { ServiceError } from '../errors.ts';
 import type { ApiDeps } from './context.ts';
 import { executionStarter } from './execution-starter.ts';
 import type { CallToolResult } from './mcp-sdk.ts';

@@ -3,9 +3,9 @@
 // chunking rules asks every document for a new generation of chunks (db/knowledge-documents.ts);
 // the caller sends the ingestion jobs this store answers, in the same transaction.
 import { z } from 'zod';
+import { invalidField, notFound } from '../errors.ts';
 import { type Actor, recordAudit } from './audit-logs.ts';
 import type { Queryable } from './client.ts';
-import { invalidField, notFound } from './errors.ts';
 import { isPlainName } from './folders.ts';
 import { isUuid } from './ids.ts';
 import { isStorableText } from './table-values.ts';

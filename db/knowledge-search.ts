@@ -16,8 +16,8 @@
 // A chunk is live when its generation is its document's live generation, which is set only when a
 // processing completed; so a document being re-processed keeps answering from its old chunks.
 import { z } from 'zod';
+import { notFound } from '../errors.ts';
 import type { Queryable, Row } from './client.ts';
-import { notFound } from './errors.ts';
 import { compileTagFilters, TAG_FILTER_OPERATORS } from './knowledge-tag-filters.ts';
 import { documentTags, listTags, MAX_TAG_NAME, TAG_COLUMNS_SQL, type TagValue } from './knowledge-tags.ts';
 import { isStorableText } from './table-values.ts';

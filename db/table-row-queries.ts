@@ -1,7 +1,8 @@
 // Reads of the rows of user tables: a query (filter, sort, limit and offset, with the total the
 // filter selects) and one row by id. Reads take no lock: they see the rows as last committed.
+
+import { invalidField, notFound } from '../errors.ts';
 import type { Queryable } from './client.ts';
-import { invalidField, notFound } from './errors.ts';
 import { isUuid } from './ids.ts';
 import { compileFilter, compileSort } from './table-filters.ts';
 import { checkRef, ROW_COLUMNS, type RowRecord, type TableRef, type TableRow, toRow } from './table-rows.ts';

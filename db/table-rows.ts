@@ -4,8 +4,8 @@
 // the number of rows, the plan's row cap holds however many race, and positions only grow. Values
 // of unique columns each hold a slot (./table-unique-values.ts).
 import { randomUUID } from 'node:crypto';
+import { type FieldIssue, invalidField, notFound, ServiceError } from '../errors.ts';
 import type { Queryable } from './client.ts';
-import { type FieldIssue, invalidField, notFound, ServiceError } from './errors.ts';
 import { isUuid } from './ids.ts';
 import { limitsOf, type PlanName, type QuotaOverrides } from './plans.ts';
 import { compileFilter } from './table-filters.ts';

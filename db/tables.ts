@@ -5,9 +5,9 @@
 // is never stored: it is read live from the plan and overrides of the workspace's organization
 // whenever a table is shown or written.
 import { z } from 'zod';
+import { conflict, forbidden, invalidField, isUniqueViolation, notFound, ServiceError } from '../errors.ts';
 import { type Actor, recordAudit } from './audit-logs.ts';
 import type { Queryable } from './client.ts';
-import { conflict, forbidden, invalidField, isUniqueViolation, notFound, ServiceError } from './errors.ts';
 import { isUuid } from './ids.ts';
 import { effectiveLimits, limitsOf, type PlanName, type QuotaOverrides } from './plans.ts';
 import { checkRef, lockTable, type TableRef } from './table-rows.ts';

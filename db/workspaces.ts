@@ -1,8 +1,9 @@
 // Workspaces: created under an organization with a unique slug there, the creator as admin, and
 // by default an agent workflow; permissions per user; archive and restore.
+
+import { conflict, invalidField, isUniqueViolation, notFound } from '../errors.ts';
 import { type Actor, recordAudit } from './audit-logs.ts';
 import type { Queryable } from './client.ts';
-import { conflict, invalidField, isUniqueViolation, notFound } from './errors.ts';
 import { activeMembership } from './members.ts';
 import { freeSlug, slugify } from './slugs.ts';
 import { DEFAULT_AGENT_WORKFLOW, insertWorkflow } from './workflows.ts';

@@ -7,11 +7,11 @@ import { actorOf, authorizeLoadedResource } from '../db/access.ts';
 import type { Principal } from '../db/api-keys.ts';
 import type { Actor } from '../db/audit-logs.ts';
 import { createBatcher } from '../db/batcher.ts';
-import { forbidden, notFound, ServiceError } from '../db/errors.ts';
 import { loadExecutionTargets } from '../db/execution-targets.ts';
 import type { Admission } from '../db/usage.ts';
 import { billingContext } from '../db/usage.ts';
 import { createVersionCache } from '../db/version-cache.ts';
+import { forbidden, notFound, ServiceError } from '../errors.ts';
 import { type EnqueuerDeps, executionEnqueuer } from './execution-enqueuer.ts';
 import { checkInputs } from './executor/inputs.ts';
 

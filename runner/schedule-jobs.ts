@@ -6,7 +6,6 @@
 // other) and record what happened on the schedule.
 import type { Job, PgBoss } from 'pg-boss';
 import type { Db, Queryable } from '../db/client.ts';
-import { invalidField, ServiceError } from '../db/errors.ts';
 import { getExecution } from '../db/executions.ts';
 import {
   type FiringStatus,
@@ -16,6 +15,7 @@ import {
   recordFiring,
   type Schedule,
 } from '../db/schedules.ts';
+import { invalidField, ServiceError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { executionStarts } from './execution-starts.ts';
 import { QUEUES, type WorkflowSchedulePayload } from './queues.ts';

@@ -5,8 +5,8 @@
 import type { PgBoss } from 'pg-boss';
 import { z } from 'zod';
 import { ADMIN_ACTOR } from '../../db/audit-logs.ts';
-import { notFound } from '../../db/errors.ts';
 import { type ExecutionCost, type ExecutionRow, getExecution, listExecutions } from '../../db/executions.ts';
+import { notFound } from '../../errors.ts';
 import { executionStarts } from '../../runner/execution-starts.ts';
 import type { Span } from '../../runner/executor/trace.ts';
 import { triggerTarget } from '../trigger-target.ts';

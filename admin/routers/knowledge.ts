@@ -4,7 +4,6 @@
 import { z } from 'zod';
 import { sendIngestJobs } from '../../api/routes/knowledge.ts';
 import { ADMIN_ACTOR } from '../../db/audit-logs.ts';
-import { invalidField } from '../../db/errors.ts';
 import {
   chunkingConfigSchema,
   createKnowledgeBase,
@@ -24,6 +23,7 @@ import {
   setDocumentEnabled,
 } from '../../db/knowledge-documents.ts';
 import { defineTag, listTags, setDocumentTags, TAG_TYPES } from '../../db/knowledge-tags.ts';
+import { invalidField } from '../../errors.ts';
 import { type AdminContext, procedure, router } from '../trpc.ts';
 
 const byId = z.object({ id: z.uuid() });

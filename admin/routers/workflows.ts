@@ -1,7 +1,6 @@
 // Admin: workflows (drafts, deployments, versions, rollback to an earlier version).
 import { z } from 'zod';
 import { ADMIN_ACTOR } from '../../db/audit-logs.ts';
-import { notFound } from '../../db/errors.ts';
 import {
   createWorkflow,
   deployWorkflow,
@@ -12,6 +11,7 @@ import {
   undeployWorkflow,
   updateWorkflow,
 } from '../../db/workflows.ts';
+import { notFound } from '../../errors.ts';
 import { parseDefinition } from '../../runner/executor/definition.ts';
 import { procedure, router } from '../trpc.ts';
 

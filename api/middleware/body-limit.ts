@@ -4,7 +4,7 @@
 import type { IncomingMessage } from 'node:http';
 import { bodyLimit } from 'hono/body-limit';
 import { createMiddleware } from 'hono/factory';
-import { ServiceError } from '../../db/errors.ts';
+import { ServiceError } from '../../errors.ts';
 
 export const JSON_BODY_LIMIT_BYTES = 10 * 1024 * 1024;
 

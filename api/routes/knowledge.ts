@@ -11,7 +11,6 @@ import type { PgBoss } from 'pg-boss';
 import { z } from 'zod';
 import { authorizeResource, authorizeWorkspace, type WorkspaceAccess } from '../../db/access.ts';
 import type { Queryable } from '../../db/client.ts';
-import { invalidField, ServiceError } from '../../db/errors.ts';
 import { checkFileName, MAX_FILE_BYTES } from '../../db/files.ts';
 import {
   chunkingConfigPatchSchema,
@@ -30,6 +29,7 @@ import {
 } from '../../db/knowledge-documents.ts';
 import { knowledgeSearchRequest, searchKnowledge } from '../../db/knowledge-search.ts';
 import { isStorableText } from '../../db/table-values.ts';
+import { invalidField, ServiceError } from '../../errors.ts';
 import { sendInTransaction } from '../../runner/boss.ts';
 import type { Embedders } from '../../runner/embeddings/embedder.ts';
 import {

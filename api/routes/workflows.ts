@@ -4,7 +4,7 @@
 // An async execution may name a `callbackUrl`, POSTed its Job record when it ends (runner/callback-jobs.ts).
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { invalidField } from '../../db/errors.ts';
+import { invalidField } from '../../errors.ts';
 import { parseAllowList } from '../../runner/blocks/network-guard.ts';
 import {
   CALLBACK_URL_MAX_LENGTH,

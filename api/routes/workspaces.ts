@@ -2,10 +2,10 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { actorOf } from '../../db/access.ts';
-import { forbidden } from '../../db/errors.ts';
 import { homeOrganization } from '../../db/members.ts';
 import { isStorableText } from '../../db/table-values.ts';
 import { createWorkspace } from '../../db/workspaces.ts';
+import { forbidden } from '../../errors.ts';
 import type { ApiDeps, ApiEnv } from '../context.ts';
 import { jsonBody } from '../middleware/validate.ts';
 
