@@ -5,8 +5,8 @@
 // and each reports its median, so drift on a shared machine falls on both.
 import { startApi } from '../api/start.ts';
 import { listen } from '../http/serve.ts';
+import { startBoss } from '../jobs/boss.ts';
 import { createLogger } from '../logger.ts';
-import { startBoss } from '../runner/boss.ts';
 import { load, type Target } from './lib/processes.ts';
 import { startScratchService } from './lib/scratch-service.ts';
 import { printTable } from './lib/table.ts';

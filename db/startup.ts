@@ -7,7 +7,7 @@ import { type Db, openDatabase } from './client.ts';
 import { resolveEncryptionKey } from './encryption-key.ts';
 import { migrate } from './migrate.ts';
 
-export interface Started {
+export interface StartedDatabase {
   db: Db;
   encryptionKey: Buffer;
   bootstrapped: BootstrapResult;
@@ -18,13 +18,13 @@ export interface Started {
  * then print the bootstrap banner at once, so a start that fails later (a port taken) does not lose
  * the key and token it created.
  */
-export async function startDatabaseAnnounced(config: Config, log: Logger): Promise<Started> {
+export async function startDatabaseAnnounced(config: Config, log: Logger): Promise<StartedDatabase> {
   const started = await startDatabase(config, log).catch(exitOnConfigError);
   for (const line of bootstrapBanner(started.bootstrapped)) console.log(line);
   return started;
 }
 
-export async function startDatabase(config: Config, log: Logger): Promise<Started> {
+export async function startDatabase(config: Config, log: Logger): Promise<StartedDatabase> {
   const encryptionKey = resolveEncryptionKey(config);
   const db = await openDatabase(config);
   try {

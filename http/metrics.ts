@@ -14,8 +14,8 @@ import {
 } from '../db/backlog.ts';
 import { verifyAdminToken } from '../db/bootstrap.ts';
 import type { Db } from '../db/client.ts';
+import { QUEUES } from '../jobs/queues.ts';
 import type { Logger } from '../logger.ts';
-import { QUEUES } from '../runner/queues.ts';
 import { type Listening, listenOrExit } from './serve.ts';
 
 /** A registry with Node's process metrics (CPU, memory, event loop lag, GC). */

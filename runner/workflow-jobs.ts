@@ -18,9 +18,10 @@ import {
 import { loadSecrets } from '../db/secrets.ts';
 import { createVersionCache } from '../db/version-cache.ts';
 import { deployedVersion } from '../db/workflows.ts';
+import { completeJobsStatement, type JobAttempt } from '../jobs/boss.ts';
+import { QUEUES, type WorkflowExecutePayload } from '../jobs/queues.ts';
 import type { Logger } from '../logger.ts';
 import type { RunnerSettings } from './blocks/block.ts';
-import { completeJobsStatement, type JobAttempt } from './boss.ts';
 import type { SendCallbacks } from './callback-jobs.ts';
 import type { Embedders } from './embeddings/embedder.ts';
 import { executionCost } from './execution-cost.ts';
@@ -28,7 +29,6 @@ import type { Definition } from './executor/definition.ts';
 import { executeWorkflow } from './executor/execute.ts';
 import type { SettleLane } from './job-pump.ts';
 import type { FunctionPool } from './pool.ts';
-import { QUEUES, type WorkflowExecutePayload } from './queues.ts';
 
 export interface WorkflowJobDeps {
   db: Db;

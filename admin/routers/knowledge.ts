@@ -2,7 +2,6 @@
 // enabled, re-process, delete). Documents are uploaded through the public API; a document's or a
 // base's stored bytes are removed once its deletion has committed.
 import { z } from 'zod';
-import { sendIngestJobs } from '../../api/routes/knowledge.ts';
 import { ADMIN_ACTOR } from '../../db/audit-logs.ts';
 import {
   chunkingConfigSchema,
@@ -24,6 +23,7 @@ import {
 } from '../../db/knowledge-documents.ts';
 import { defineTag, listTags, setDocumentTags, TAG_TYPES } from '../../db/knowledge-tags.ts';
 import { invalidField } from '../../errors.ts';
+import { sendIngestJobs } from '../../jobs/ingest-jobs.ts';
 import { type AdminContext, procedure, router } from '../trpc.ts';
 
 const byId = z.object({ id: z.uuid() });

@@ -11,8 +11,8 @@ import {
   type Schedule,
   setSchedulePaused,
 } from '../../db/schedules.ts';
+import { checkRecurrence, nextFiring, syncSchedule } from '../../jobs/schedules.ts';
 import { checkInputs } from '../../runner/executor/inputs.ts';
-import { checkRecurrence, nextFiring, syncSchedule } from '../../runner/schedule-jobs.ts';
 import { triggerFilter, triggerTarget } from '../trigger-target.ts';
 import { procedure, router } from '../trpc.ts';
 

@@ -3,7 +3,7 @@
 // narrowed to one organization or workspace. Queue figures are always service-wide.
 import { z } from 'zod';
 import { overviewStats } from '../../db/stats.ts';
-import { QUEUES } from '../../runner/queues.ts';
+import { QUEUES } from '../../jobs/queues.ts';
 import { procedure, router } from '../trpc.ts';
 
 export const statsRouter = router({

@@ -12,7 +12,7 @@ import {
   literalAddressRefusal,
 } from '../../runner/callback-url.ts';
 import type { ApiDeps, ApiEnv } from '../context.ts';
-import { executionStarter } from '../execution-starter.ts';
+import { executionAnswers } from '../execution-answer.ts';
 import { jsonBody } from '../middleware/validate.ts';
 
 const uuid = z.uuid();
@@ -48,7 +48,7 @@ function inputsOf(body: z.output<typeof executeBody>): Record<string, unknown> {
 
 export function workflowRoutes(deps: ApiDeps) {
   const { config } = deps;
-  const executions = executionStarter(deps);
+  const executions = executionAnswers(deps);
   const allowList = parseAllowList(config.HTTP_ALLOW_LIST);
 
   return new Hono<ApiEnv>().post('/:id/execute', async (c) => {

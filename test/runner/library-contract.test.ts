@@ -9,9 +9,9 @@ import * as pgBossModule from 'pg-boss';
 import { PgBoss } from 'pg-boss';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { completeJobsStatement, sendInTransaction, startBoss } from '../../jobs/boss.ts';
+import { QUEUES } from '../../jobs/queues.ts';
 import { createLogger } from '../../logger.ts';
-import { completeJobsStatement, sendInTransaction, startBoss } from '../../runner/boss.ts';
-import { QUEUES } from '../../runner/queues.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 
 /** The versions the tricks were measured and checked on: move them only after re-checking. */

@@ -12,8 +12,8 @@ import type { Admission } from '../db/usage.ts';
 import { billingContext } from '../db/usage.ts';
 import { createVersionCache } from '../db/version-cache.ts';
 import { forbidden, notFound, ServiceError } from '../errors.ts';
-import { type EnqueuerDeps, executionEnqueuer } from './execution-enqueuer.ts';
-import { checkInputs } from './executor/inputs.ts';
+import { checkInputs } from '../runner/executor/inputs.ts';
+import { type EnqueuerDeps, executionEnqueuer } from './enqueue-executions.ts';
 
 export type StartedBy =
   /** An API key: it must hold write permission in the workflow's workspace, and is billed. */
@@ -52,7 +52,7 @@ export interface Started {
   createdAt: Date | null;
 }
 
-export function executionStarts(deps: EnqueuerDeps) {
+export function executionStarter(deps: EnqueuerDeps) {
   const { config } = deps;
   const versions = createVersionCache(deps.db);
   const loadTarget = createBatcher((wanted: { workflowId: string; userId: string | null }[]) =>
