@@ -5,12 +5,12 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { invalidField } from '../../errors.ts';
-import { parseAllowList } from '../../runner/blocks/network-guard.ts';
 import {
   CALLBACK_URL_MAX_LENGTH,
   callbackUrlFormProblem,
   literalAddressRefusal,
-} from '../../runner/callback-url.ts';
+} from '../../net/callback-url.ts';
+import { parseAllowList } from '../../net/network-guard.ts';
 import type { ApiDeps, ApiEnv } from '../context.ts';
 import { executionAnswers } from '../execution-answer.ts';
 import { jsonBody } from '../middleware/validate.ts';
