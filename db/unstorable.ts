@@ -1,7 +1,7 @@
 // What Postgres cannot store in a JSON value (text with a NUL or a lone surrogate, nesting too deep),
 // found before any store meets it: both planes check every body and query with it.
 import type { FieldIssue } from '../errors.ts';
-import { isStorableText, MAX_JSON_DEPTH } from './table-values.ts';
+import { isStorableText, MAX_JSON_DEPTH } from './tables/values.ts';
 
 /**
  * What in a JSON value Postgres cannot store, as a 400 issue naming where; null when all is well.

@@ -6,7 +6,7 @@ import { type Actor, recordAudit } from './audit-logs.ts';
 import type { Queryable } from './client.ts';
 import { activeMembership } from './members.ts';
 import { freeSlug, slugify } from './slugs.ts';
-import { isStorableText } from './table-values.ts';
+import { isStorableText } from './tables/values.ts';
 import { DEFAULT_AGENT_WORKFLOW, insertWorkflow } from './workflows.ts';
 
 /** The fields a new workspace is made from, as both planes take them. */

@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { PgBoss } from 'pg-boss';
 import type { Queryable } from '../db/client.ts';
-import type { IngestJob } from '../db/knowledge-bases.ts';
+import type { IngestJob } from '../db/knowledge/bases.ts';
 import { sendInTransaction } from './boss.ts';
 import { QUEUES } from './queues.ts';
 

@@ -13,7 +13,7 @@ import {
   failDocument,
   type IngestClaim,
   insertChunks,
-} from '../db/knowledge-ingestion.ts';
+} from '../db/knowledge/ingestion.ts';
 import type { KnowledgeIngestPayload } from '../jobs/queues.ts';
 import type { Logger } from '../logger.ts';
 import type { StorageDriver } from '../storage/driver.ts';

@@ -12,7 +12,7 @@ import {
   knowledgeNameSchema,
   listKnowledgeBases,
   requireKnowledgeBase,
-} from '../../db/knowledge-bases.ts';
+} from '../../db/knowledge/bases.ts';
 import {
   DOCUMENT_SORTS,
   deleteDocument,
@@ -20,8 +20,8 @@ import {
   listDocuments,
   reprocessDocument,
   setDocumentEnabled,
-} from '../../db/knowledge-documents.ts';
-import { defineTag, listTags, setDocumentTags, TAG_TYPES } from '../../db/knowledge-tags.ts';
+} from '../../db/knowledge/documents.ts';
+import { defineTag, listTags, setDocumentTags, TAG_TYPES } from '../../db/knowledge/tags.ts';
 import { invalidField } from '../../errors.ts';
 import { sendIngestJobs } from '../../jobs/ingest-jobs.ts';
 import { type AdminContext, procedure, router } from '../trpc.ts';

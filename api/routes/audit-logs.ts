@@ -5,7 +5,7 @@ import { authorizeWorkspace } from '../../db/access.ts';
 import { listAuditLogs } from '../../db/audit-logs.ts';
 import { activeMembership, findMembership } from '../../db/members.ts';
 import { effectiveLimits } from '../../db/plans.ts';
-import { isStorableText } from '../../db/table-values.ts';
+import { isStorableText } from '../../db/tables/values.ts';
 import { findWorkspace } from '../../db/workspaces.ts';
 import { forbidden, invalidField, notFound } from '../../errors.ts';
 import type { ApiDeps, ApiEnv } from '../context.ts';

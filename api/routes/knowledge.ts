@@ -16,15 +16,15 @@ import {
   listKnowledgeBases,
   requireKnowledgeBase,
   updateKnowledgeBase,
-} from '../../db/knowledge-bases.ts';
+} from '../../db/knowledge/bases.ts';
 import {
   createDocument,
   DOCUMENT_SORTS,
   getBaseDocument,
   listDocuments,
-} from '../../db/knowledge-documents.ts';
-import { knowledgeSearchRequest, searchKnowledge } from '../../db/knowledge-search.ts';
-import { isStorableText } from '../../db/table-values.ts';
+} from '../../db/knowledge/documents.ts';
+import { knowledgeSearchRequest, searchKnowledge } from '../../db/knowledge/search.ts';
+import { isStorableText } from '../../db/tables/values.ts';
 import { invalidField, ServiceError } from '../../errors.ts';
 import { sendIngestJobs } from '../../jobs/ingest-jobs.ts';
 import type { Embedders } from '../../runner/embeddings/embedder.ts';

@@ -26,7 +26,7 @@ import {
   tableNameSchema,
   updateRows,
   upsertRow,
-} from '../../db/tables.ts';
+} from '../../db/tables/tables.ts';
 import type { WorkspacePermission } from '../../db/workspaces.ts';
 import { invalidField } from '../../errors.ts';
 import { parseJson } from '../../json-errors.ts';

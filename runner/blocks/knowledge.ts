@@ -4,7 +4,7 @@
 //   → {results: [{documentId, documentName, content, chunkIndex, similarity, score, metadata}], totalResults}
 // Any field may be a reference (`<start.question>`), checked once resolved.
 import { z } from 'zod';
-import { knowledgeSearchRequest, searchKnowledge } from '../../db/knowledge-search.ts';
+import { knowledgeSearchRequest, searchKnowledge } from '../../db/knowledge/search.ts';
 import { ServiceError } from '../../errors.ts';
 import { type BlockType, describeServiceError } from './block.ts';
 

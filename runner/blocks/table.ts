@@ -14,7 +14,7 @@ import {
   type TableRef,
   updateRows,
   upsertRow,
-} from '../../db/tables.ts';
+} from '../../db/tables/tables.ts';
 import { ServiceError } from '../../errors.ts';
 import { type BlockContext, type BlockType, describeServiceError } from './block.ts';
 

@@ -3,9 +3,9 @@
 // under the table's lock, to name each offending row and column; the primary key of the slots is
 // the guarantee should anything slip past.
 
-import { type FieldIssue, isUniqueViolation } from '../errors.ts';
-import type { Queryable } from './client.ts';
-import { type ColumnDef, uniqueKey } from './table-values.ts';
+import { type FieldIssue, isUniqueViolation } from '../../errors.ts';
+import type { Queryable } from '../client.ts';
+import { type ColumnDef, uniqueKey } from './values.ts';
 
 type Path = (string | number)[];
 

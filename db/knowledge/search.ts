@@ -16,12 +16,12 @@
 // A chunk is live when its generation is its document's live generation, which is set only when a
 // processing completed; so a document being re-processed keeps answering from its old chunks.
 import { z } from 'zod';
-import { notFound } from '../errors.ts';
-import type { Queryable, Row } from './client.ts';
-import { compileTagFilters, TAG_FILTER_OPERATORS } from './knowledge-tag-filters.ts';
-import { documentTags, listTags, MAX_TAG_NAME, TAG_COLUMNS_SQL, type TagValue } from './knowledge-tags.ts';
-import { isStorableText } from './table-values.ts';
-import { vectorLiteral } from './vectors.ts';
+import { notFound } from '../../errors.ts';
+import type { Queryable, Row } from '../client.ts';
+import { isStorableText } from '../tables/values.ts';
+import { vectorLiteral } from '../vectors.ts';
+import { compileTagFilters, TAG_FILTER_OPERATORS } from './tag-filters.ts';
+import { documentTags, listTags, MAX_TAG_NAME, TAG_COLUMNS_SQL, type TagValue } from './tags.ts';
 
 /** The caller's embedding of a query with one model (runner/embeddings/): its vector. */
 export type EmbedQuery = (model: string, query: string) => Promise<Float32Array>;

@@ -11,11 +11,11 @@ import {
   isUniqueViolation,
   notFound,
   ServiceError,
-} from '../errors.ts';
-import { type Actor, recordAudit } from './audit-logs.ts';
-import type { Queryable } from './client.ts';
-import { isUuid } from './ids.ts';
-import { parseIsoInstant } from './instants.ts';
+} from '../../errors.ts';
+import { type Actor, recordAudit } from '../audit-logs.ts';
+import type { Queryable } from '../client.ts';
+import { isUuid } from '../ids.ts';
+import { parseIsoInstant } from '../instants.ts';
 
 export const TAG_TYPES = ['text', 'number', 'date', 'boolean'] as const;
 export type TagType = (typeof TAG_TYPES)[number];
