@@ -1,6 +1,6 @@
 // Schedules: a deployed workflow run on a cron expression in a time zone, with fixed inputs. This is
 // the record operators create, pause, resume, delete and list, with the outcome of its latest
-// firing; pg-boss's scheduler, which does the firing, mirrors it (runner/schedule-jobs.ts). The
+// firing; pg-boss's scheduler, which does the firing, mirrors it (jobs/schedules.ts). The
 // recurrence itself is checked by the caller (it is pg-boss's parser that evaluates it), and so are
 // the inputs: the caller hands in the workflow format's own check (runner/executor/inputs.ts).
 

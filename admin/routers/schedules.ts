@@ -1,6 +1,6 @@
 // Admin: schedules, a deployed workflow run on a cron expression. Each change is written to our
 // table first (with its audit entry), then mirrored into pg-boss's scheduler, which fires it
-// (runner/schedule-jobs.ts). Listings add when each schedule fires next.
+// (jobs/schedules.ts). Listings add when each schedule fires next.
 import type { PgBoss } from 'pg-boss';
 import { z } from 'zod';
 import { ADMIN_ACTOR } from '../../db/audit-logs.ts';
