@@ -134,10 +134,9 @@ describe('the pg-boss internals the runner reaches', () => {
       ).toBe('function');
     }
     expect(typeof pgBossModule.fromPglite, 'pg-boss fromPglite (jobs/boss.ts)').toBe('function');
-    expect(
-      typeof pgBossModule.CLOCK_OVERRIDE_SETTING,
-      'pg-boss CLOCK_OVERRIDE_SETTING (jobs/boss.ts)',
-    ).toBe('string');
+    expect(typeof pgBossModule.CLOCK_OVERRIDE_SETTING, 'pg-boss CLOCK_OVERRIDE_SETTING (jobs/boss.ts)').toBe(
+      'string',
+    );
   });
 
   it('builds a completion as one statement through the db option, fenced to the fetched attempt', async () => {
