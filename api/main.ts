@@ -1,5 +1,4 @@
 // The public API alone, for production: `npm run api`. Scale it out behind a load balancer.
-
 import { loadConfigOrExit, requireServerDatabase } from '../config.ts';
 import { startDatabaseAnnounced } from '../db/startup.ts';
 import { createMetricsRegistry, listenMetrics } from '../http/metrics.ts';

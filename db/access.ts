@@ -1,7 +1,6 @@
 // Who may act where: the key-scope rules every workspace-scoped request passes through.
 // A workspace key acts only in its own workspace; a personal key acts for its user where the user
 // holds a permission and the workspace allows personal keys.
-
 import { forbidden, notFound } from '../errors.ts';
 import type { Principal } from './api-keys.ts';
 import type { Actor } from './audit-logs.ts';

@@ -1,6 +1,5 @@
 // Audit log: one entry per mutating action, written inside the action's own transaction, and the
 // filtered, cursor-paged read behind GET /api/v1/audit-logs.
-
 import { invalidField } from '../errors.ts';
 import type { Queryable } from './client.ts';
 

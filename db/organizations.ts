@@ -1,5 +1,4 @@
 // Organizations: the top of the tenancy tree, each with a unique slug and a plan.
-
 import { conflict, isUniqueViolation, notFound } from '../errors.ts';
 import { ADMIN_ACTOR, recordAudit } from './audit-logs.ts';
 import type { Queryable } from './client.ts';

@@ -3,7 +3,6 @@
 // firing; pg-boss's scheduler, which does the firing, mirrors it (jobs/schedules.ts). The
 // recurrence itself is checked by the caller (it is pg-boss's parser that evaluates it), and so are
 // the inputs: the caller hands in the workflow format's own check (runner/executor/inputs.ts).
-
 import { conflict, type FieldIssue, forbidden, notFound, ServiceError } from '../errors.ts';
 import { type Actor, recordAudit } from './audit-logs.ts';
 import type { Queryable } from './client.ts';

@@ -1,6 +1,5 @@
 // Workspace secrets, used in workflows as `{{NAME}}`: sealed with AES-256-GCM at rest; their values
 // leave this module only into a running execution, never through a listing.
-
 import { notFound } from '../errors.ts';
 import { type Actor, recordAudit } from './audit-logs.ts';
 import type { Queryable } from './client.ts';

@@ -4,7 +4,6 @@
 // documents figures come from one statement; the queues' from queueBacklog (pg-boss's table knows
 // no tenant, so they are always service-wide); the caller names the queues (jobs/queues.ts), so an
 // idle one still shows, as zeros.
-
 import { invalidField, notFound } from '../errors.ts';
 import { queueBacklog } from './backlog.ts';
 import type { Queryable } from './client.ts';

@@ -1,5 +1,4 @@
 // Users: people, identified by a unique e-mail address (case-insensitive).
-
 import { conflict, isUniqueViolation } from '../errors.ts';
 import type { Queryable } from './client.ts';
 

@@ -2,7 +2,6 @@
 // deployed version, never the draft. Every definition stored is a valid one: its callers parse it
 // (runner/executor/definition.ts) before it is stored, and hand the parser in where a stored one is
 // checked again, so this store knows only the shape it reads back.
-
 import { conflict, notFound, ServiceError } from '../errors.ts';
 import { type Actor, recordAudit } from './audit-logs.ts';
 import type { Queryable } from './client.ts';

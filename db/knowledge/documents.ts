@@ -1,7 +1,6 @@
 // Knowledge documents: the record of each file uploaded to a knowledge base (its bytes are in
 // storage), the listing the API pages through, and what users do to a document (enable, process
 // again, delete). What the runners do to it is ./ingestion.ts.
-
 import { conflict, notFound } from '../../errors.ts';
 import { type Actor, recordAudit } from '../audit-logs.ts';
 import type { Queryable } from '../client.ts';

@@ -1,6 +1,5 @@
 // Reads of the rows of user tables: a query (filter, sort, limit and offset, with the total the
 // filter selects) and one row by id. Reads take no lock: they see the rows as last committed.
-
 import { invalidField, notFound } from '../../errors.ts';
 import type { Queryable } from '../client.ts';
 import { isUuid } from '../ids.ts';

@@ -1,5 +1,4 @@
 // The queues every runner consumes exist on both backends, and a job sent is fetched exactly once.
-
 import type { PgBoss } from 'pg-boss';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startBoss } from '../../jobs/boss.ts';
