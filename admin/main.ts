@@ -1,14 +1,14 @@
 // The admin plane alone, for production: `npm run admin` serves it; `npm run admin -- <router.procedure>
 // '<json>'` is the CLI (admin/cli.ts) instead.
-import { exitOnConfigError, loadConfigOrExit, requireServerDatabase } from '../config.ts';
-import { bootstrapBanner, startDatabase } from '../db/startup.ts';
+import { loadConfigOrExit, requireServerDatabase } from '../config.ts';
+import { startDatabaseAnnounced } from '../db/startup.ts';
+import { createMetricsRegistry, listenMetrics, registerBacklogGauges } from '../http/metrics.ts';
+import { listenOrExit } from '../http/serve.ts';
+import { startBoss } from '../jobs/boss.ts';
 import { configuredSecrets, createLogger } from '../logger.ts';
-import { startBoss } from '../runner/boss.ts';
-import { listen } from '../serve.ts';
 import { onShutdown } from '../shutdown.ts';
 import { createAdminApp } from './app.ts';
 import { ensureConsoleBuilt } from './console/build.ts';
-import { createMetricsApp, createMetricsRegistry, registerBacklogGauges } from './metrics.ts';
 
 if (process.argv.length > 2) {
   const { runCli } = await import('./cli.ts');
@@ -16,30 +16,20 @@ if (process.argv.length > 2) {
 } else {
   const config = requireServerDatabase(loadConfigOrExit(), 'admin');
   const log = createLogger(config.LOG_LEVEL, { process: 'admin' }, { secrets: configuredSecrets(config) });
-  const { db, encryptionKey, bootstrapped } = await startDatabase(config, log).catch(exitOnConfigError);
-  // At once: a start that fails later (a port taken) must not lose the key and token it created.
-  for (const line of bootstrapBanner(bootstrapped)) console.log(line);
+  const { db, encryptionKey } = await startDatabaseAnnounced(config, log);
   // A sender only: the runners do the queue's maintenance.
   const queue = await startBoss(db, { log, supervise: false });
   const metrics = createMetricsRegistry();
   registerBacklogGauges(metrics, db, log);
   const consoleBuild = ensureConsoleBuilt(log);
-  const server = await listen(
+  const server = await listenOrExit(
     createAdminApp({ db, config, log, encryptionKey, queue, metrics, consoleBuild }),
     config.ADMIN_PORT,
     config.ADMIN_HOST,
     { port: 'ADMIN_PORT', host: 'ADMIN_HOST' },
-  ).catch(exitOnConfigError);
+  );
   // The same registry on a port of its own, for a scraper that must not reach the admin plane.
-  const metricsServer =
-    config.METRICS_PORT === undefined
-      ? null
-      : await listen(
-          createMetricsApp({ db, config, registry: metrics }),
-          config.METRICS_PORT,
-          config.METRICS_HOST,
-          { port: 'METRICS_PORT', host: 'METRICS_HOST' },
-        ).catch(exitOnConfigError);
+  const metricsServer = await listenMetrics({ db, config, registry: metrics });
   // Before the lines that say it is ready: a SIGTERM sent the moment they are read must find the handler.
   onShutdown(log, [
     server.close,

@@ -3,10 +3,10 @@
 import { initTRPC, TRPCError } from '@trpc/server';
 import type { PgBoss } from 'pg-boss';
 import { ZodError } from 'zod';
-import { issuesOf, unstorableIssue } from '../api/middleware/validate.ts';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/client.ts';
-import { type FieldIssue, ServiceError } from '../db/errors.ts';
+import { unstorableIssue } from '../db/unstorable.ts';
+import { type FieldIssue, issuesOf, ServiceError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Embedders } from '../runner/embeddings/embedder.ts';
 import type { StorageDriver } from '../storage/driver.ts';

@@ -1,6 +1,8 @@
 // Builds the public REST API as a Hono app (no listening here: tests call app.request()).
 import { Hono } from 'hono';
 import { requestId } from 'hono/request-id';
+import { healthRoutes } from '../http/health.ts';
+import { requestLog } from '../http/request-log.ts';
 import { createEmbedders } from '../runner/embeddings/index.ts';
 import { createStorage } from '../storage/index.ts';
 import type { ApiDeps, ApiEnv } from './context.ts';
@@ -10,12 +12,10 @@ import { errorHandler, notFoundHandler } from './middleware/errors.ts';
 import { httpMetrics } from './middleware/http-metrics.ts';
 import { IDEMPOTENT_ROUTES, idempotency } from './middleware/idempotency.ts';
 import { apiRateLimit } from './middleware/rate-limit.ts';
-import { requestLog } from './middleware/request-log.ts';
 import { openApiRoutes } from './openapi/serve.ts';
 import { auditLogRoutes } from './routes/audit-logs.ts';
 import { docRoutes } from './routes/docs.ts';
 import { fileRoutes } from './routes/files.ts';
-import { healthRoutes } from './routes/health.ts';
 import { jobRoutes } from './routes/jobs.ts';
 import { knowledgeRoutes } from './routes/knowledge.ts';
 import { logRoutes } from './routes/logs.ts';

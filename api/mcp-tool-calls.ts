@@ -4,10 +4,10 @@
 // waiter), and shapes the outcome as a tool result. Every refusal a caller can act on (bad inputs,
 // limits, permission) is a tool error the model reads, not a protocol error.
 import type { Principal } from '../db/api-keys.ts';
-import { ServiceError } from '../db/errors.ts';
 import { type DoneNotice, getExecution } from '../db/executions.ts';
+import { ServiceError } from '../errors.ts';
 import type { ApiDeps } from './context.ts';
-import { executionStarter } from './execution-starter.ts';
+import { executionAnswers } from './execution-answer.ts';
 import type { CallToolResult } from './mcp-sdk.ts';
 
 /** The trigger recorded on executions started through MCP (the logs API filters on it). */
@@ -45,7 +45,7 @@ function finished(executionId: string, result: DoneNotice): CallToolResult {
 }
 
 export function mcpToolCaller(deps: ApiDeps) {
-  const executions = executionStarter(deps);
+  const executions = executionAnswers(deps);
 
   async function run({ principal, workflowId, arguments: given }: ToolCall): Promise<CallToolResult> {
     // The version deployed now runs: the listing the client saw may be a deployment older.

@@ -4,8 +4,8 @@ import type { PgBoss } from 'pg-boss';
 import type { Registry } from 'prom-client';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/client.ts';
+import { startBoss } from '../jobs/boss.ts';
 import type { Logger } from '../logger.ts';
-import { startBoss } from '../runner/boss.ts';
 import { createApp } from './app.ts';
 import { startCompletionWaiter } from './completion-waiter.ts';
 

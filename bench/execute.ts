@@ -4,9 +4,9 @@
 // BENCH_DATABASE_URL names the server (default: the local one); a scratch database is made and dropped.
 import { Hono } from 'hono';
 import { startApi } from '../api/start.ts';
+import { listen } from '../http/serve.ts';
+import { startBoss } from '../jobs/boss.ts';
 import { createLogger } from '../logger.ts';
-import { startBoss } from '../runner/boss.ts';
-import { listen } from '../serve.ts';
 import { load, spawnRunner, type Target } from './lib/processes.ts';
 import { startScratchService } from './lib/scratch-service.ts';
 import { printTable, type Row } from './lib/table.ts';

@@ -4,9 +4,9 @@
 // cheapest authenticated read that touches the database. The sides alternate for several rounds
 // and each reports its median, so drift on a shared machine falls on both.
 import { startApi } from '../api/start.ts';
+import { listen } from '../http/serve.ts';
+import { startBoss } from '../jobs/boss.ts';
 import { createLogger } from '../logger.ts';
-import { startBoss } from '../runner/boss.ts';
-import { listen } from '../serve.ts';
 import { load, type Target } from './lib/processes.ts';
 import { startScratchService } from './lib/scratch-service.ts';
 import { printTable } from './lib/table.ts';

@@ -11,8 +11,8 @@
 import { randomUUID } from 'node:crypto';
 import { startApi } from '../api/start.ts';
 import type { Db } from '../db/client.ts';
-import { createKnowledgeBase } from '../db/knowledge-bases.ts';
-import { insertChunks } from '../db/knowledge-ingestion.ts';
+import { createKnowledgeBase } from '../db/knowledge/bases.ts';
+import { insertChunks } from '../db/knowledge/ingestion.ts';
 import { vectorLiteral } from '../db/vectors.ts';
 import { createLogger } from '../logger.ts';
 import { embedLocal, LOCAL_EMBEDDING_MODEL } from '../runner/embeddings/local.ts';

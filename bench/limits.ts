@@ -4,9 +4,9 @@
 // alternate for several rounds and each side reports its median, so drift on a shared machine
 // falls on both. Target: billing on keeps at least 90 % of the throughput.
 import { startApi } from '../api/start.ts';
+import { listen } from '../http/serve.ts';
+import { startBoss } from '../jobs/boss.ts';
 import { createLogger } from '../logger.ts';
-import { startBoss } from '../runner/boss.ts';
-import { listen } from '../serve.ts';
 import { load, spawnRunner, type Target } from './lib/processes.ts';
 import { startScratchService } from './lib/scratch-service.ts';
 import { printTable } from './lib/table.ts';

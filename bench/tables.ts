@@ -8,8 +8,8 @@
 import { startApi } from '../api/start.ts';
 import { setOrganizationPlan } from '../db/organizations.ts';
 import { setQuotas } from '../db/quotas.ts';
+import { listen } from '../http/serve.ts';
 import { createLogger } from '../logger.ts';
-import { listen } from '../serve.ts';
 import { startScratchService } from './lib/scratch-service.ts';
 import { printTable, type Row } from './lib/table.ts';
 

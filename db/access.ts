@@ -1,10 +1,10 @@
 // Who may act where: the key-scope rules every workspace-scoped request passes through.
 // A workspace key acts only in its own workspace; a personal key acts for its user where the user
 // holds a permission and the workspace allows personal keys.
+import { forbidden, notFound } from '../errors.ts';
 import type { Principal } from './api-keys.ts';
 import type { Actor } from './audit-logs.ts';
 import type { Queryable } from './client.ts';
-import { forbidden, notFound } from './errors.ts';
 import type { WorkspacePermission, WorkspaceRow } from './workspaces.ts';
 
 const RANK: Record<WorkspacePermission, number> = { read: 1, write: 2, admin: 3 };

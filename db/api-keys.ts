@@ -1,9 +1,9 @@
 // API keys: `sk-service-` + 24 random bytes base64url. Stored as SHA-256 (looked up on every
 // request) and AES-256-GCM ciphertext; the plain key is returned once, at creation, and never logged.
 import { createHash, randomBytes } from 'node:crypto';
+import { conflict, isUniqueViolation, notFound } from '../errors.ts';
 import { type Actor, recordAudit } from './audit-logs.ts';
 import type { Queryable } from './client.ts';
-import { conflict, isUniqueViolation, notFound } from './errors.ts';
 import type { PlanName, QuotaOverrides } from './plans.ts';
 import { seal } from './secret-box.ts';
 import { findWorkspace } from './workspaces.ts';

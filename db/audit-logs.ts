@@ -1,7 +1,7 @@
 // Audit log: one entry per mutating action, written inside the action's own transaction, and the
 // filtered, cursor-paged read behind GET /api/v1/audit-logs.
+import { invalidField } from '../errors.ts';
 import type { Queryable } from './client.ts';
-import { invalidField } from './errors.ts';
 
 /** Who acted: a user (through a personal key), or a non-person: the admin plane, a workspace key. */
 export type Actor = { userId: string; name: string; email: string } | { userId: null; name: string };

@@ -2,9 +2,9 @@
 // made on first use, replaced by rotation) and the delivery attempts of each execution's callback,
 // which also settle the execution's callback status (delivered, given up).
 import { randomBytes } from 'node:crypto';
+import { notFound } from '../errors.ts';
 import { type Actor, recordAudit } from './audit-logs.ts';
 import type { Queryable } from './client.ts';
-import { notFound } from './errors.ts';
 import { open, seal } from './secret-box.ts';
 import { findWorkspace } from './workspaces.ts';
 

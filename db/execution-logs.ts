@@ -1,8 +1,8 @@
 // The execution log, read side: a finished execution (ended_at set) is one log entry, written by the
 // runner into its executions row. Filtered, cursor-paged lists behind GET /api/v1/logs, and one
 // entry with its workflow, execution data and cost behind GET /api/v1/logs/{id}.
+import { invalidField } from '../errors.ts';
 import type { Queryable } from './client.ts';
-import { invalidField } from './errors.ts';
 import type { ExecutionCost } from './executions.ts';
 import type { WorkspacePermission, WorkspaceRow } from './workspaces.ts';
 

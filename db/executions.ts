@@ -2,8 +2,8 @@
 // runner that lost its job (expiry, crash) can never overwrite the result of the one that took over.
 // Finishing notifies EXECUTION_DONE_CHANNEL in the same statement, so a waiter that hears it always
 // finds the final row.
+import { invalidField } from '../errors.ts';
 import type { Queryable, Row, Statement } from './client.ts';
-import { invalidField } from './errors.ts';
 
 export const EXECUTION_DONE_CHANNEL = 'execution_done';
 

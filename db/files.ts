@@ -4,9 +4,9 @@
 // same workspace. Docs are the same files seen by folder and lifecycle scope. Archiving keeps a
 // file's name and storage (it can be restored); deleting frees both.
 import { z } from 'zod';
+import { conflict, invalidField, isUniqueViolation, notFound } from '../errors.ts';
 import { type Actor, recordAudit } from './audit-logs.ts';
 import type { Queryable } from './client.ts';
-import { conflict, invalidField, isUniqueViolation, notFound } from './errors.ts';
 import { isPlainName, requireFolder } from './folders.ts';
 import { reserveStorage } from './storage-quota.ts';
 

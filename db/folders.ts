@@ -1,9 +1,9 @@
 // Folders: how a workspace's files are grouped as docs. A folder sits at the top of its workspace
 // or under a parent folder of the same workspace, with a name unique beside its siblings.
 import { z } from 'zod';
+import { conflict, invalidField, isUniqueViolation, notFound } from '../errors.ts';
 import { type Actor, recordAudit } from './audit-logs.ts';
 import type { Queryable } from './client.ts';
-import { conflict, invalidField, isUniqueViolation, notFound } from './errors.ts';
 
 export interface Folder {
   id: string;

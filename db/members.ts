@@ -1,8 +1,8 @@
 // Organization membership: roles, departures (kept, so audit history can tell former members),
 // and the rule that an organization always keeps an owner.
+import { conflict, notFound, ServiceError } from '../errors.ts';
 import { type Actor, recordAudit } from './audit-logs.ts';
 import type { Queryable } from './client.ts';
-import { conflict, notFound, ServiceError } from './errors.ts';
 
 export const MEMBER_ROLES = ['owner', 'admin', 'member'] as const;
 export type MemberRole = (typeof MEMBER_ROLES)[number];

@@ -1,7 +1,7 @@
 // Organizations: the top of the tenancy tree, each with a unique slug and a plan.
+import { conflict, isUniqueViolation, notFound } from '../errors.ts';
 import { ADMIN_ACTOR, recordAudit } from './audit-logs.ts';
 import type { Queryable } from './client.ts';
-import { conflict, isUniqueViolation, notFound } from './errors.ts';
 import type { PlanName } from './plans.ts';
 import { freeSlug, slugify } from './slugs.ts';
 

@@ -1,7 +1,7 @@
 // Admin quota overrides per organization: stored as a partial set of limits over the plan's.
+import { notFound } from '../errors.ts';
 import { ADMIN_ACTOR, recordAudit } from './audit-logs.ts';
 import type { Queryable } from './client.ts';
-import { notFound } from './errors.ts';
 import { effectiveLimits, type QuotaOverrides } from './plans.ts';
 
 export async function getQuotas(db: Queryable, organizationId: string) {

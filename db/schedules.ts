@@ -1,12 +1,19 @@
 // Schedules: a deployed workflow run on a cron expression in a time zone, with fixed inputs. This is
 // the record operators create, pause, resume, delete and list, with the outcome of its latest
-// firing; pg-boss's scheduler, which does the firing, mirrors it (runner/schedule-jobs.ts). The
-// recurrence itself is checked by the caller (it is pg-boss's parser that evaluates it).
-import { checkInputs } from '../runner/executor/inputs.ts';
+// firing; pg-boss's scheduler, which does the firing, mirrors it (jobs/schedules.ts). The
+// recurrence itself is checked by the caller (it is pg-boss's parser that evaluates it), and so are
+// the inputs: the caller hands in the workflow format's own check (runner/executor/inputs.ts).
+import { conflict, type FieldIssue, forbidden, notFound, ServiceError } from '../errors.ts';
 import { type Actor, recordAudit } from './audit-logs.ts';
 import type { Queryable } from './client.ts';
-import { conflict, forbidden, notFound, ServiceError } from './errors.ts';
 import { isUuid } from './ids.ts';
+import type { StoredInputSpec } from './workflows.ts';
+
+/** Checks given inputs against a deployed version's declared ones: the problems found, if any. */
+export type InputsCheck = (
+  declared: Record<string, StoredInputSpec>,
+  given: Record<string, unknown>,
+) => { issues: FieldIssue[] };
 
 /** What the latest firing did: started an execution, was refused by a limit (402/429), or failed. */
 export type FiringStatus = 'started' | 'refused' | 'failed';
@@ -79,6 +86,7 @@ export async function createSchedule(
   db: Queryable,
   actor: Actor,
   input: CreateScheduleInput,
+  checkInputs: InputsCheck,
 ): Promise<Schedule> {
   return db.transaction(async (tx) => {
     const [wf] = await tx.query<{
@@ -86,7 +94,7 @@ export async function createSchedule(
       organization_id: string;
       archived: boolean;
       deployed_version: number | null;
-      inputs: Parameters<typeof checkInputs>[0] | null;
+      inputs: Record<string, StoredInputSpec> | null;
     }>(
       `select w.workspace_id, s.organization_id, s.archived_at is not null as archived, w.deployed_version,
               v.definition -> 'inputs' as inputs

@@ -1,8 +1,8 @@
 // Workspace secrets, used in workflows as `{{NAME}}`: sealed with AES-256-GCM at rest; their values
 // leave this module only into a running execution, never through a listing.
+import { notFound } from '../errors.ts';
 import { type Actor, recordAudit } from './audit-logs.ts';
 import type { Queryable } from './client.ts';
-import { notFound } from './errors.ts';
 import { open, seal } from './secret-box.ts';
 import { findWorkspace } from './workspaces.ts';
 

@@ -1,19 +1,30 @@
 // The first steps of every process: open the configured database, bring its schema up to date,
 // resolve the encryption key, and on an empty database create the first organization and key.
-import { type Config, ConfigError } from '../config.ts';
+import { type Config, ConfigError, exitOnConfigError } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import { type BootstrapResult, bootstrap } from './bootstrap.ts';
 import { type Db, openDatabase } from './client.ts';
 import { resolveEncryptionKey } from './encryption-key.ts';
 import { migrate } from './migrate.ts';
 
-export interface Started {
+export interface StartedDatabase {
   db: Db;
   encryptionKey: Buffer;
   bootstrapped: BootstrapResult;
 }
 
-export async function startDatabase(config: Config, log: Logger): Promise<Started> {
+/**
+ * What every entry point does first: start the database (a ConfigError is one line and exit 1),
+ * then print the bootstrap banner at once, so a start that fails later (a port taken) does not lose
+ * the key and token it created.
+ */
+export async function startDatabaseAnnounced(config: Config, log: Logger): Promise<StartedDatabase> {
+  const started = await startDatabase(config, log).catch(exitOnConfigError);
+  for (const line of bootstrapBanner(started.bootstrapped)) console.log(line);
+  return started;
+}
+
+export async function startDatabase(config: Config, log: Logger): Promise<StartedDatabase> {
   const encryptionKey = resolveEncryptionKey(config);
   const db = await openDatabase(config);
   try {

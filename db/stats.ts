@@ -2,11 +2,11 @@
 // status, with p50/p95 duration), executions in flight, the queues' backlog and the knowledge
 // ingestion backlog, optionally narrowed to one organization or workspace. The executions and
 // documents figures come from one statement; the queues' from queueBacklog (pg-boss's table knows
-// no tenant, so they are always service-wide).
-import { QUEUES } from '../runner/queues.ts';
+// no tenant, so they are always service-wide); the caller names the queues (jobs/queues.ts), so an
+// idle one still shows, as zeros.
+import { invalidField, notFound } from '../errors.ts';
 import { queueBacklog } from './backlog.ts';
 import type { Queryable } from './client.ts';
-import { invalidField, notFound } from './errors.ts';
 
 /** The window the overview covers: this many one-minute buckets, the current (partial) one last. */
 export const OVERVIEW_MINUTES = 60;
@@ -103,7 +103,11 @@ type OverviewRow = {
 };
 
 /** The overview, for the whole service or one organization or workspace (404 when it does not exist). */
-export async function overviewStats(db: Queryable, scope: OverviewScope = {}): Promise<Overview> {
+export async function overviewStats(
+  db: Queryable,
+  queueNames: readonly string[],
+  scope: OverviewScope = {},
+): Promise<Overview> {
   const [[row], backlog] = await Promise.all([
     db.query<OverviewRow>(OVERVIEW_SQL, [
       scope.organizationId ?? null,
@@ -138,7 +142,7 @@ export async function overviewStats(db: Queryable, scope: OverviewScope = {}): P
   return {
     minutes,
     executions: { queued: Number(row.in_flight.queued), processing: Number(row.in_flight.processing) },
-    queues: queueStats(backlog),
+    queues: queueStats(queueNames, backlog),
     ingestion: {
       pending: Number(row.ingestion.pending),
       processing: Number(row.ingestion.processing),
@@ -149,9 +153,12 @@ export async function overviewStats(db: Queryable, scope: OverviewScope = {}): P
 }
 
 /** Per queue, waiting (created or retry) and active jobs: every queue of ours, idle ones as zeros. */
-function queueStats(backlog: Awaited<ReturnType<typeof queueBacklog>>): QueueStats[] {
+function queueStats(
+  queueNames: readonly string[],
+  backlog: Awaited<ReturnType<typeof queueBacklog>>,
+): QueueStats[] {
   const byQueue = new Map<string, QueueStats>(
-    Object.values(QUEUES).map((queue) => [queue, { queue, waiting: 0, active: 0, oldestWaitingSeconds: 0 }]),
+    queueNames.map((queue) => [queue, { queue, waiting: 0, active: 0, oldestWaitingSeconds: 0 }]),
   );
   for (const b of backlog) {
     let q = byQueue.get(b.queue);

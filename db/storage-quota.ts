@@ -1,8 +1,8 @@
 // The storage quota: what a new stored object (a file, a knowledge document) may take from the
 // bytes of whoever its workspace is billed to. Checked under a lock on that subject, inside the
 // transaction that records the object, so racing uploads cannot together pass the limit.
+import { notFound, ServiceError } from '../errors.ts';
 import type { Queryable } from './client.ts';
-import { notFound, ServiceError } from './errors.ts';
 import type { PlanName, QuotaOverrides } from './plans.ts';
 import { billingContext, storageUsedBytes } from './usage.ts';
 

@@ -1,6 +1,6 @@
 // Users: people, identified by a unique e-mail address (case-insensitive).
+import { conflict, isUniqueViolation } from '../errors.ts';
 import type { Queryable } from './client.ts';
-import { conflict, isUniqueViolation } from './errors.ts';
 
 export interface User {
   id: string;

@@ -1,10 +1,11 @@
 // Deployed workflow versions, cached in memory: a version never changes once written, so an API or
 // runner process reads each one from the database once (bounded, least recently used first out).
-import type { Definition } from '../runner/executor/definition.ts';
+// A version's definition was parsed before it was stored; the caller names its type (`D`).
 import type { Queryable } from './client.ts';
+import type { StoredDefinition } from './workflows.ts';
 
-export interface CachedVersion {
-  definition: Definition;
+export interface CachedVersion<D = StoredDefinition> {
+  definition: D;
   /**
    * Whether a run may read secrets: the definition names a `{{SECRET}}`, or runs child workflows,
    * which may name their own. Runs that need none skip loading them.
@@ -12,12 +13,12 @@ export interface CachedVersion {
   needsSecrets: boolean;
 }
 
-export interface VersionCache {
-  get(workflowId: string, version: number): Promise<CachedVersion | null>;
+export interface VersionCache<D = StoredDefinition> {
+  get(workflowId: string, version: number): Promise<CachedVersion<D> | null>;
 }
 
-export function createVersionCache(db: Queryable, max = 1000): VersionCache {
-  const entries = new Map<string, CachedVersion>();
+export function createVersionCache<D = StoredDefinition>(db: Queryable, max = 1000): VersionCache<D> {
+  const entries = new Map<string, CachedVersion<D>>();
   return {
     async get(workflowId, version) {
       const key = `${workflowId}:${version}`;
@@ -28,7 +29,7 @@ export function createVersionCache(db: Queryable, max = 1000): VersionCache {
         entries.set(key, hit);
         return hit;
       }
-      const [row] = await db.query<{ definition: Definition }>(
+      const [row] = await db.query<{ definition: D }>(
         'select definition from workflow_versions where workflow_id = $1 and version = $2',
         [workflowId, version],
       );

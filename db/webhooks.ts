@@ -3,9 +3,9 @@
 // creation or rotation; the optional signing secret is sealed with AES-256-GCM, since verifying a
 // signature needs it back. Neither leaves this module through a listing.
 import { createHash, randomBytes } from 'node:crypto';
+import { notFound } from '../errors.ts';
 import { type Actor, recordAudit } from './audit-logs.ts';
 import type { Queryable } from './client.ts';
-import { notFound } from './errors.ts';
 import { open, seal } from './secret-box.ts';
 
 export type WebhookMode = 'async' | 'sync';

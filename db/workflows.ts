@@ -1,11 +1,28 @@
 // Workflows: an editable draft definition, and immutable deployed versions. Executions run the
-// deployed version, never the draft. Every definition stored is a valid one.
-import { type Definition, parseDefinition } from '../runner/executor/definition.ts';
+// deployed version, never the draft. Every definition stored is a valid one: its callers parse it
+// (runner/executor/definition.ts) before it is stored, and hand the parser in where a stored one is
+// checked again, so this store knows only the shape it reads back.
+import { conflict, notFound, ServiceError } from '../errors.ts';
 import { type Actor, recordAudit } from './audit-logs.ts';
 import type { Queryable } from './client.ts';
-import { conflict, notFound, ServiceError } from './errors.ts';
-import type { PlanName, QuotaOverrides } from './plans.ts';
-import type { WorkspacePermission, WorkspaceRow } from './workspaces.ts';
+
+/** One declared input of a stored definition (runner/executor/definition.ts's InputSpec). */
+export interface StoredInputSpec {
+  type: 'string' | 'number' | 'boolean' | 'object' | 'any' | 'array';
+  required: boolean;
+  default?: unknown;
+  description?: string;
+}
+
+/** A definition as stored: always one its caller parsed (runner/executor/definition.ts). */
+export interface StoredDefinition {
+  inputs: Record<string, StoredInputSpec>;
+  blocks: { id: string; type: string; [field: string]: unknown }[];
+  edges: unknown[];
+}
+
+/** Checks a stored definition again (block types and rules may have changed since it was stored). */
+export type DefinitionParser = (raw: unknown) => StoredDefinition;
 
 /** The agent workflow every new workspace starts with, unless asked not to: one chat turn. */
 export const DEFAULT_AGENT_WORKFLOW = {
@@ -28,7 +45,7 @@ export interface Workflow {
   workspaceId: string;
   name: string;
   description: string;
-  definition: Definition;
+  definition: StoredDefinition;
   deployedVersion: number | null;
   deployedAt: string | null;
   createdAt: string;
@@ -40,7 +57,7 @@ type WorkflowRow = {
   workspace_id: string;
   name: string;
   description: string;
-  definition: Definition;
+  definition: StoredDefinition;
   deployed_version: number | null;
   deployed_at: Date | null;
   created_at: Date;
@@ -62,9 +79,9 @@ const toWorkflow = (r: WorkflowRow): Workflow => ({
 export async function createWorkflow(
   db: Queryable,
   actor: Actor,
-  input: { workspaceId: string; name: string; description?: string; definition: unknown },
+  input: { workspaceId: string; name: string; description?: string; definition: StoredDefinition },
 ): Promise<Workflow> {
-  const definition = parseDefinition(input.definition);
+  const definition = input.definition;
   return db.transaction(async (tx) => {
     const [ws] = await tx.query<{ organization_id: string }>(
       'select organization_id from workspaces where id = $1',
@@ -113,9 +130,9 @@ export async function updateWorkflow(
   db: Queryable,
   actor: Actor,
   id: string,
-  changes: { name?: string; description?: string; definition?: unknown },
+  changes: { name?: string; description?: string; definition?: StoredDefinition },
 ): Promise<Workflow> {
-  const definition = changes.definition === undefined ? undefined : parseDefinition(changes.definition);
+  const definition = changes.definition;
   return db.transaction(async (tx) => {
     const [row] = await tx.query<WorkflowRow & { organization_id: string }>(
       `update workflows w set name = coalesce($2, w.name), description = coalesce($3, w.description),
@@ -169,6 +186,7 @@ export async function deployWorkflow(
   db: Queryable,
   actor: Actor,
   id: string,
+  parseDefinition: DefinitionParser,
 ): Promise<{ version: number; deployedAt: string }> {
   return db.transaction(async (tx) => {
     const row = await lockWorkflow(tx, id);
@@ -227,7 +245,7 @@ export async function listVersions(db: Queryable, id: string) {
   if (!workflow) throw notFound('Workflow');
   const rows = await db.query<{
     version: number;
-    definition: Definition;
+    definition: StoredDefinition;
     deployed_by: string | null;
     created_at: Date;
   }>(
@@ -255,10 +273,11 @@ export async function rollbackWorkflow(
   actor: Actor,
   id: string,
   version: number,
+  parseDefinition: DefinitionParser,
 ): Promise<{ version: number; deployedAt: string; previousVersion: number | null }> {
   return db.transaction(async (tx) => {
     const row = await lockWorkflow(tx, id);
-    const [target] = await tx.query<{ definition: Definition }>(
+    const [target] = await tx.query<{ definition: StoredDefinition }>(
       'select definition from workflow_versions where workflow_id = $1 and version = $2',
       [id, version],
     );
@@ -298,58 +317,13 @@ export async function deployedVersion(
     : null;
 }
 
-export interface ExecutionTarget {
-  workspace: WorkspaceRow;
-  deployedVersion: number | null;
-  /** The permission of `userId` in the workspace; null without one (or without a user). */
-  permission: WorkspacePermission | null;
-  plan: PlanName;
-  overrides: QuotaOverrides | null;
-}
-
-/**
- * What executing a workflow needs to know before it enqueues, in one query for all the requests
- * that arrived together (this is the hot path): the workspace, the deployed version, the caller's
- * permission, and the organization's plan. Null where the workflow does not exist.
- */
-export async function loadExecutionTargets(
-  db: Queryable,
-  wanted: { workflowId: string; userId: string | null }[],
-): Promise<(ExecutionTarget | null)[]> {
-  const rows = await db.query<
-    WorkspaceRow & {
-      ord: number;
-      deployed_version: number | null;
-      permission: WorkspacePermission | null;
-      plan: PlanName;
-      overrides: QuotaOverrides | null;
-    }
-  >(
-    `select t.ord::int as ord, s.*, w.deployed_version, p.permission, o.plan, q.overrides
-       from unnest($1::uuid[], $2::uuid[]) with ordinality as t(workflow_id, user_id, ord)
-       join workflows w on w.id = t.workflow_id
-       join workspaces s on s.id = w.workspace_id
-       join organizations o on o.id = s.organization_id
-       left join quota_overrides q on q.organization_id = o.id
-       left join workspace_permissions p on p.workspace_id = s.id and p.user_id = t.user_id`,
-    [wanted.map((w) => w.workflowId), wanted.map((w) => w.userId)],
-  );
-  const byOrd = new Map(rows.map((r) => [r.ord, r]));
-  return wanted.map((_, i) => {
-    const row = byOrd.get(i + 1);
-    if (!row) return null;
-    const { ord: _ord, deployed_version, permission, plan, overrides, ...workspace } = row;
-    return { workspace, deployedVersion: deployed_version, permission, plan, overrides };
-  });
-}
-
 /** A deployed workflow as its callers see it: the declared inputs of the version it runs. */
 export interface DeployedWorkflow {
   id: string;
   name: string;
   description: string;
   version: number;
-  inputs: Definition['inputs'];
+  inputs: StoredDefinition['inputs'];
 }
 
 /** The deployed workflows of a workspace, oldest first (drafts never deployed are left out). */
@@ -360,7 +334,7 @@ export async function listDeployedWorkflows(db: Queryable, workspaceId: string):
     name: string;
     description: string;
     version: number;
-    inputs: Definition['inputs'] | null;
+    inputs: StoredDefinition['inputs'] | null;
   }>(
     `select w.id, w.name, w.description, w.deployed_version as version, v.definition -> 'inputs' as inputs
        from workflows w

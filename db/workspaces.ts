@@ -1,11 +1,26 @@
 // Workspaces: created under an organization with a unique slug there, the creator as admin, and
 // by default an agent workflow; permissions per user; archive and restore.
+import { z } from 'zod';
+import { conflict, invalidField, isUniqueViolation, notFound } from '../errors.ts';
 import { type Actor, recordAudit } from './audit-logs.ts';
 import type { Queryable } from './client.ts';
-import { conflict, invalidField, isUniqueViolation, notFound } from './errors.ts';
 import { activeMembership } from './members.ts';
 import { freeSlug, slugify } from './slugs.ts';
+import { isStorableText } from './tables/values.ts';
 import { DEFAULT_AGENT_WORKFLOW, insertWorkflow } from './workflows.ts';
+
+/** The fields a new workspace is made from, as both planes take them. */
+export const newWorkspaceFields = z.object({
+  // Postgres text holds no NUL and no lone surrogate: refused here rather than failing as a 500.
+  name: z.string().trim().min(1).max(100).refine(isStorableText, 'Not storable text'),
+  color: z
+    .string()
+    .regex(/^#[0-9A-Fa-f]{6}$/, 'Must be a colour in #RRGGBB form')
+    .optional(),
+  skipDefaultWorkflow: z.boolean().optional(),
+  /** For a user in several organizations; defaults to the one they joined first. */
+  organizationId: z.uuid().optional(),
+});
 
 export const WORKSPACE_PERMISSIONS = ['admin', 'write', 'read'] as const;
 export type WorkspacePermission = (typeof WORKSPACE_PERMISSIONS)[number];

@@ -15,11 +15,11 @@ import type { Config } from '../config.ts';
 import { callbackSecret, recordDeliveryAttempt } from '../db/callbacks.ts';
 import type { Queryable } from '../db/client.ts';
 import { getExecution, jobAnswer } from '../db/executions.ts';
+import { sendInTransaction } from '../jobs/boss.ts';
+import { type ExecutionCallbackPayload, QUEUES } from '../jobs/queues.ts';
 import type { Logger } from '../logger.ts';
-import { type AllowList, guardedRequest, parseAllowList } from './blocks/network-guard.ts';
-import { sendInTransaction } from './boss.ts';
-import { callbackUrlFormProblem } from './callback-url.ts';
-import { type ExecutionCallbackPayload, QUEUES } from './queues.ts';
+import { callbackUrlFormProblem } from '../net/callback-url.ts';
+import { type AllowList, guardedRequest, parseAllowList } from '../net/network-guard.ts';
 import { untilAborted } from './until-aborted.ts';
 
 // A receiver's answer is read only so the exchange ends cleanly; past this it is cut off.

@@ -4,9 +4,9 @@
 import type { Job, PgBoss } from 'pg-boss';
 import { createBatcher } from '../db/batcher.ts';
 import type { Db } from '../db/client.ts';
+import type { JobAttempt } from '../jobs/boss.ts';
+import { WAKE_CHANNEL } from '../jobs/queues.ts';
 import type { Logger } from '../logger.ts';
-import type { JobAttempt } from './boss.ts';
-import { WAKE_CHANNEL } from './queues.ts';
 
 const HEARTBEAT_MS = 3000;
 

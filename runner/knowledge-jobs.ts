@@ -13,13 +13,13 @@ import {
   failDocument,
   type IngestClaim,
   insertChunks,
-} from '../db/knowledge-ingestion.ts';
+} from '../db/knowledge/ingestion.ts';
+import type { KnowledgeIngestPayload } from '../jobs/queues.ts';
 import type { Logger } from '../logger.ts';
 import type { StorageDriver } from '../storage/driver.ts';
 import type { Embedders } from './embeddings/embedder.ts';
 import { documentKindOf } from './ingestion/document-types.ts';
 import type { IngestPool } from './ingestion/pool.ts';
-import type { KnowledgeIngestPayload } from './queues.ts';
 
 /** Attempts at one generation (the queue's first delivery and its retries). */
 export const INGEST_ATTEMPTS = 3;

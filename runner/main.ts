@@ -1,7 +1,7 @@
 // A runner alone, for production: `npm run runner`. Start as many as the load needs, on any hosts,
 // against the same Postgres; each fetches jobs from the shared queues.
-import { exitOnConfigError, loadConfigOrExit, requireServerDatabase } from '../config.ts';
-import { bootstrapBanner, startDatabase } from '../db/startup.ts';
+import { loadConfigOrExit, requireServerDatabase } from '../config.ts';
+import { startDatabaseAnnounced } from '../db/startup.ts';
 import { configuredSecrets, createLogger } from '../logger.ts';
 import { onShutdown } from '../shutdown.ts';
 import { startRunner } from './runner.ts';
@@ -12,9 +12,8 @@ const log = createLogger(
   { process: 'runner', pid: process.pid },
   { secrets: configuredSecrets(config) },
 );
-const { db, encryptionKey, bootstrapped } = await startDatabase(config, log).catch(exitOnConfigError);
 // A runner started first on an empty database is the one that creates the key and token: shown here.
-for (const line of bootstrapBanner(bootstrapped)) console.log(line);
+const { db, encryptionKey } = await startDatabaseAnnounced(config, log);
 const runner = await startRunner({ db, config, log, encryptionKey });
 // Before the line that says it is ready: a SIGTERM sent the moment it reads so must find the handler.
 onShutdown(log, [runner.stop, db.close]);

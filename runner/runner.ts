@@ -4,24 +4,25 @@
 import type { Clock, PgBoss } from 'pg-boss';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/client.ts';
-import type { Logger } from '../logger.ts';
-import { createStorage } from '../storage/index.ts';
-import { startBoss } from './boss.ts';
-import { callbackJobHandler, callbackSender } from './callback-jobs.ts';
-import { createEmbedders } from './embeddings/index.ts';
-import { executionStarts } from './execution-starts.ts';
-import { createIngestPool } from './ingestion/pool.ts';
-import { settleLane, startPump } from './job-pump.ts';
-import { deadDocumentHandler, knowledgeJobHandler } from './knowledge-jobs.ts';
+import { startBoss } from '../jobs/boss.ts';
 import {
   type ExecutionCallbackPayload,
   type KnowledgeIngestPayload,
   QUEUES,
   type WorkflowExecutePayload,
   type WorkflowSchedulePayload,
-} from './queues.ts';
+} from '../jobs/queues.ts';
+import { reconcileSchedules } from '../jobs/schedules.ts';
+import { executionStarter } from '../jobs/start-execution.ts';
+import type { Logger } from '../logger.ts';
+import { createStorage } from '../storage/index.ts';
+import { callbackJobHandler, callbackSender } from './callback-jobs.ts';
+import { createEmbedders } from './embeddings/index.ts';
+import { createIngestPool } from './ingestion/pool.ts';
+import { settleLane, startPump } from './job-pump.ts';
+import { deadDocumentHandler, knowledgeJobHandler } from './knowledge-jobs.ts';
 import { createFunctionPool } from './sandbox/pool.ts';
-import { reconcileSchedules, scheduleJobHandler } from './schedule-jobs.ts';
+import { scheduleJobHandler } from './schedule-jobs.ts';
 import { runnerSettings } from './settings.ts';
 import { heapGuardLoads } from './threads/heap-guard.ts';
 import { deadExecutionHandler, workflowJobHandler } from './workflow-jobs.ts';
@@ -131,7 +132,7 @@ export async function startRunner(deps: {
       db,
       boss,
       log,
-      start: executionStarts({ db, config, queue: boss, clock: () => new Date() }),
+      start: executionStarter({ db, config, queue: boss, clock: () => new Date() }),
     }),
   });
   const callbacks = await startPump<ExecutionCallbackPayload>({

@@ -18,15 +18,16 @@ import {
 import { loadSecrets } from '../db/secrets.ts';
 import { createVersionCache } from '../db/version-cache.ts';
 import { deployedVersion } from '../db/workflows.ts';
+import { completeJobsStatement, type JobAttempt } from '../jobs/boss.ts';
+import { QUEUES, type WorkflowExecutePayload } from '../jobs/queues.ts';
 import type { Logger } from '../logger.ts';
 import type { RunnerSettings } from './blocks/block.ts';
-import { completeJobsStatement, type JobAttempt } from './boss.ts';
 import type { SendCallbacks } from './callback-jobs.ts';
 import type { Embedders } from './embeddings/embedder.ts';
 import { executionCost } from './execution-cost.ts';
+import type { Definition } from './executor/definition.ts';
 import { executeWorkflow } from './executor/execute.ts';
 import type { SettleLane } from './job-pump.ts';
-import { QUEUES, type WorkflowExecutePayload } from './queues.ts';
 import type { FunctionPool } from './sandbox/pool.ts';
 
 export interface WorkflowJobDeps {
@@ -49,7 +50,7 @@ export interface WorkflowJobDeps {
 
 export function workflowJobHandler(deps: WorkflowJobDeps) {
   const { db } = deps;
-  const versions = createVersionCache(db);
+  const versions = createVersionCache<Definition>(db);
   // Concurrent executions claim and record together: one statement per batch, not per execution.
   const claimExecution = createBatcher(async (ids: string[]) => {
     const claims = await claimExecutions(db, ids);

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { Readable, Transform, type TransformCallback } from 'node:stream';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import busboy from 'busboy';
-import { ServiceError } from '../db/errors.ts';
+import { ServiceError } from '../errors.ts';
 import { newStorageKey, type StorageDriver, TooLargeError } from './driver.ts';
 import { mediaTypeOf, SNIFF_BYTES } from './media-type.ts';
 

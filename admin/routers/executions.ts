@@ -5,9 +5,9 @@
 import type { PgBoss } from 'pg-boss';
 import { z } from 'zod';
 import { ADMIN_ACTOR } from '../../db/audit-logs.ts';
-import { notFound } from '../../db/errors.ts';
 import { type ExecutionCost, type ExecutionRow, getExecution, listExecutions } from '../../db/executions.ts';
-import { executionStarts } from '../../runner/execution-starts.ts';
+import { notFound } from '../../errors.ts';
+import { executionStarter } from '../../jobs/start-execution.ts';
 import type { Span } from '../../runner/executor/trace.ts';
 import { triggerTarget } from '../trigger-target.ts';
 import { type AdminContext, procedure, router } from '../trpc.ts';
@@ -16,11 +16,11 @@ const STATUSES = ['queued', 'processing', 'completed', 'failed'] as const;
 const instant = z.iso.datetime({ offset: true });
 
 // One starter per sender: it keeps the deployed versions it has read, and batches what arrives together.
-const starters = new WeakMap<PgBoss, ReturnType<typeof executionStarts>>();
+const starters = new WeakMap<PgBoss, ReturnType<typeof executionStarter>>();
 function starterOf(ctx: AdminContext) {
   let start = starters.get(ctx.queue);
   if (!start) {
-    start = executionStarts({ db: ctx.db, config: ctx.config, queue: ctx.queue, clock: () => new Date() });
+    start = executionStarter({ db: ctx.db, config: ctx.config, queue: ctx.queue, clock: () => new Date() });
     starters.set(ctx.queue, start);
   }
   return start;

@@ -2,9 +2,7 @@
 // enabled, re-process, delete). Documents are uploaded through the public API; a document's or a
 // base's stored bytes are removed once its deletion has committed.
 import { z } from 'zod';
-import { sendIngestJobs } from '../../api/routes/knowledge.ts';
 import { ADMIN_ACTOR } from '../../db/audit-logs.ts';
-import { invalidField } from '../../db/errors.ts';
 import {
   chunkingConfigSchema,
   createKnowledgeBase,
@@ -14,7 +12,7 @@ import {
   knowledgeNameSchema,
   listKnowledgeBases,
   requireKnowledgeBase,
-} from '../../db/knowledge-bases.ts';
+} from '../../db/knowledge/bases.ts';
 import {
   DOCUMENT_SORTS,
   deleteDocument,
@@ -22,8 +20,10 @@ import {
   listDocuments,
   reprocessDocument,
   setDocumentEnabled,
-} from '../../db/knowledge-documents.ts';
-import { defineTag, listTags, setDocumentTags, TAG_TYPES } from '../../db/knowledge-tags.ts';
+} from '../../db/knowledge/documents.ts';
+import { defineTag, listTags, setDocumentTags, TAG_TYPES } from '../../db/knowledge/tags.ts';
+import { invalidField } from '../../errors.ts';
+import { sendIngestJobs } from '../../jobs/ingest-jobs.ts';
 import { type AdminContext, procedure, router } from '../trpc.ts';
 
 const byId = z.object({ id: z.uuid() });

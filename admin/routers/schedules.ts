@@ -1,6 +1,6 @@
 // Admin: schedules, a deployed workflow run on a cron expression. Each change is written to our
 // table first (with its audit entry), then mirrored into pg-boss's scheduler, which fires it
-// (runner/schedule-jobs.ts). Listings add when each schedule fires next.
+// (jobs/schedules.ts). Listings add when each schedule fires next.
 import type { PgBoss } from 'pg-boss';
 import { z } from 'zod';
 import { ADMIN_ACTOR } from '../../db/audit-logs.ts';
@@ -11,7 +11,8 @@ import {
   type Schedule,
   setSchedulePaused,
 } from '../../db/schedules.ts';
-import { checkRecurrence, nextFiring, syncSchedule } from '../../runner/schedule-jobs.ts';
+import { checkRecurrence, nextFiring, syncSchedule } from '../../jobs/schedules.ts';
+import { checkInputs } from '../../runner/executor/inputs.ts';
 import { triggerFilter, triggerTarget } from '../trigger-target.ts';
 import { procedure, router } from '../trpc.ts';
 
@@ -31,7 +32,7 @@ export const schedulesRouter = router({
     )
     .mutation(async ({ ctx, input }) => {
       const recurrence = checkRecurrence(ctx.queue, input.cron, input.timezone);
-      const schedule = await createSchedule(ctx.db, ADMIN_ACTOR, { ...input, ...recurrence });
+      const schedule = await createSchedule(ctx.db, ADMIN_ACTOR, { ...input, ...recurrence }, checkInputs);
       try {
         await syncSchedule(ctx.db, ctx.queue, schedule.id);
       } catch (err) {

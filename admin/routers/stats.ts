@@ -3,6 +3,7 @@
 // narrowed to one organization or workspace. Queue figures are always service-wide.
 import { z } from 'zod';
 import { overviewStats } from '../../db/stats.ts';
+import { QUEUES } from '../../jobs/queues.ts';
 import { procedure, router } from '../trpc.ts';
 
 export const statsRouter = router({
@@ -12,5 +13,5 @@ export const statsRouter = router({
     })
 
     .input(z.object({ organizationId: z.uuid().optional(), workspaceId: z.uuid().optional() }).optional())
-    .query(({ ctx, input }) => overviewStats(ctx.db, input ?? {})),
+    .query(({ ctx, input }) => overviewStats(ctx.db, Object.values(QUEUES), input ?? {})),
 });

@@ -1,7 +1,6 @@
 // Admin: workflows (drafts, deployments, versions, rollback to an earlier version).
 import { z } from 'zod';
 import { ADMIN_ACTOR } from '../../db/audit-logs.ts';
-import { notFound } from '../../db/errors.ts';
 import {
   createWorkflow,
   deployWorkflow,
@@ -12,6 +11,8 @@ import {
   undeployWorkflow,
   updateWorkflow,
 } from '../../db/workflows.ts';
+import { notFound } from '../../errors.ts';
+import { parseDefinition } from '../../runner/executor/definition.ts';
 import { procedure, router } from '../trpc.ts';
 
 const name = z.string().trim().min(1).max(200);
@@ -24,7 +25,9 @@ export const workflowsRouter = router({
   create: procedure
     .meta({ description: 'Create a workflow (a draft) in a workspace from a definition' })
     .input(z.object({ workspaceId: z.uuid(), name, description: description.optional(), definition }))
-    .mutation(({ ctx, input }) => createWorkflow(ctx.db, ADMIN_ACTOR, input)),
+    .mutation(({ ctx, input }) =>
+      createWorkflow(ctx.db, ADMIN_ACTOR, { ...input, definition: parseDefinition(input.definition) }),
+    ),
   update: procedure
     .meta({ description: "Change a workflow's name, description or draft definition" })
     .input(
@@ -39,8 +42,11 @@ export const workflowsRouter = router({
         }),
     )
     .mutation(({ ctx, input }) => {
-      const { id, ...changes } = input;
-      return updateWorkflow(ctx.db, ADMIN_ACTOR, id, changes);
+      const { id, definition, ...changes } = input;
+      return updateWorkflow(ctx.db, ADMIN_ACTOR, id, {
+        ...changes,
+        ...(definition === undefined ? {} : { definition: parseDefinition(definition) }),
+      });
     }),
   get: procedure
     .meta({ description: 'Show a workflow with its draft definition and deployed version' })
@@ -57,7 +63,7 @@ export const workflowsRouter = router({
   deploy: procedure
     .meta({ description: 'Deploy the draft as a new immutable version: executions run it' })
     .input(byId)
-    .mutation(({ ctx, input }) => deployWorkflow(ctx.db, ADMIN_ACTOR, input.id)),
+    .mutation(({ ctx, input }) => deployWorkflow(ctx.db, ADMIN_ACTOR, input.id, parseDefinition)),
   undeploy: procedure
     .meta({ description: 'Stop a workflow from running: executions are refused until it is deployed again' })
     .input(byId)
@@ -69,5 +75,7 @@ export const workflowsRouter = router({
   rollback: procedure
     .meta({ description: 'Deploy an existing version again (no new version is made)' })
     .input(byId.extend({ version: z.number().int().min(1) }))
-    .mutation(({ ctx, input }) => rollbackWorkflow(ctx.db, ADMIN_ACTOR, input.id, input.version)),
+    .mutation(({ ctx, input }) =>
+      rollbackWorkflow(ctx.db, ADMIN_ACTOR, input.id, input.version, parseDefinition),
+    ),
 });

@@ -1,11 +1,11 @@
 // Admin: workspaces and their permissions.
 import { z } from 'zod';
-import { createWorkspaceBody } from '../../api/routes/workspaces.ts';
 import { ADMIN_ACTOR } from '../../db/audit-logs.ts';
 import {
   createWorkspace,
   grantWorkspacePermission,
   listWorkspaces,
+  newWorkspaceFields,
   setWorkspaceArchived,
   updateWorkspace,
   WORKSPACE_PERMISSIONS,
@@ -17,7 +17,7 @@ const workspaceId = z.object({ workspaceId: z.uuid() });
 export const workspacesRouter = router({
   create: procedure
     .meta({ description: 'Create a workspace in an organization, owned by a user' })
-    .input(createWorkspaceBody.omit({ organizationId: true }).extend({ orgId: z.uuid(), ownerId: z.uuid() }))
+    .input(newWorkspaceFields.omit({ organizationId: true }).extend({ orgId: z.uuid(), ownerId: z.uuid() }))
     .mutation(({ ctx, input }) =>
       createWorkspace(ctx.db, ADMIN_ACTOR, {
         organizationId: input.orgId,
@@ -36,8 +36,8 @@ export const workspacesRouter = router({
     .input(
       workspaceId
         .extend({
-          name: createWorkspaceBody.shape.name.optional(),
-          color: createWorkspaceBody.shape.color,
+          name: newWorkspaceFields.shape.name.optional(),
+          color: newWorkspaceFields.shape.color,
           allowPersonalApiKeys: z.boolean().optional(),
         })
         .refine(

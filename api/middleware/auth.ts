@@ -3,7 +3,7 @@ import { createMiddleware } from 'hono/factory';
 import { authenticateApiKeys } from '../../db/api-keys.ts';
 import { createBatcher } from '../../db/batcher.ts';
 import type { Db } from '../../db/client.ts';
-import { ServiceError } from '../../db/errors.ts';
+import { ServiceError } from '../../errors.ts';
 import type { ApiEnv } from '../context.ts';
 
 export function apiKeyAuth(db: Db) {

@@ -1,10 +1,9 @@
 // Caps request bodies that are read whole (JSON): a client cannot make the API buffer an unbounded
 // body. Multipart uploads stream to storage and are capped by their own routes.
-
 import type { IncomingMessage } from 'node:http';
 import { bodyLimit } from 'hono/body-limit';
 import { createMiddleware } from 'hono/factory';
-import { ServiceError } from '../../db/errors.ts';
+import { ServiceError } from '../../errors.ts';
 
 export const JSON_BODY_LIMIT_BYTES = 10 * 1024 * 1024;
 

@@ -3,7 +3,7 @@
 import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { ServiceError } from '../../db/errors.ts';
+import { ServiceError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
 import type { ApiEnv } from '../context.ts';
 

@@ -14,7 +14,6 @@ import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { createBatcher } from '../../db/batcher.ts';
-import { ServiceError } from '../../db/errors.ts';
 import {
   type BodyFingerprint,
   type Claim,
@@ -30,6 +29,7 @@ import {
   renewIdempotencyClaim,
   type StoredAnswer,
 } from '../../db/idempotency-keys.ts';
+import { ServiceError } from '../../errors.ts';
 import type { ApiDeps, ApiEnv } from '../context.ts';
 
 /** The endpoints that honour Idempotency-Key: those that do work a retry must not repeat. */

@@ -5,9 +5,9 @@
 import { createMiddleware } from 'hono/factory';
 import type { Principal } from '../../db/api-keys.ts';
 import { createBatcher } from '../../db/batcher.ts';
-import { ServiceError } from '../../db/errors.ts';
 import { type BucketFigures, bucketFigures, takeRateTokens } from '../../db/rate-limits.ts';
 import { principalBillingContext } from '../../db/usage.ts';
+import { ServiceError } from '../../errors.ts';
 import type { ApiDeps, ApiEnv } from '../context.ts';
 
 /** The X-RateLimit-* headers of a bucket (Reset in Unix seconds, as most clients parse it). */

@@ -2,9 +2,9 @@
 // documents (7), read one, and upload a document to it (8).
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
-import type { KnowledgeBase } from '../../db/knowledge-bases.ts';
-import type { KnowledgeDocument } from '../../db/knowledge-documents.ts';
-import { knowledgeSearchRequest, type SearchResultItem } from '../../db/knowledge-search.ts';
+import type { KnowledgeBase } from '../../db/knowledge/bases.ts';
+import type { KnowledgeDocument } from '../../db/knowledge/documents.ts';
+import { knowledgeSearchRequest, type SearchResultItem } from '../../db/knowledge/search.ts';
 import { SUPPORTED_DOCUMENT_TYPES } from '../../runner/ingestion/document-types.ts';
 import {
   getDocumentQuery,

@@ -2,9 +2,9 @@
 // (11), delete, upsert (12) and get rows; delete a column (13).
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
-import type { TableRow } from '../../db/table-rows.ts';
-import { COLUMN_TYPES, type ColumnDef } from '../../db/table-values.ts';
-import type { Table } from '../../db/tables.ts';
+import type { TableRow } from '../../db/tables/rows.ts';
+import type { Table } from '../../db/tables/tables.ts';
+import { COLUMN_TYPES, type ColumnDef } from '../../db/tables/values.ts';
 import {
   createTableBody,
   deleteColumnBody,

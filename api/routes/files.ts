@@ -6,7 +6,6 @@ import { Readable } from 'node:stream';
 import { type Context, Hono } from 'hono';
 import { z } from 'zod';
 import { authorizeResource, authorizeWorkspace, type WorkspaceAccess } from '../../db/access.ts';
-import { invalidField } from '../../db/errors.ts';
 import {
   assertFileNameFree,
   checkFileName,
@@ -16,6 +15,7 @@ import {
   listFiles,
   MAX_FILE_BYTES,
 } from '../../db/files.ts';
+import { invalidField } from '../../errors.ts';
 import type { StorageDriver } from '../../storage/driver.ts';
 import { receiveUpload } from '../../storage/multipart-upload.ts';
 import type { ApiDeps, ApiEnv } from '../context.ts';

@@ -4,8 +4,8 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { authorizeResource } from '../../db/access.ts';
-import { notFound } from '../../db/errors.ts';
 import { getExecution, jobAnswer } from '../../db/executions.ts';
+import { notFound } from '../../errors.ts';
 import type { ApiDeps, ApiEnv } from '../context.ts';
 
 export function jobRoutes({ db }: ApiDeps) {

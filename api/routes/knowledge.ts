@@ -5,39 +5,34 @@
 // Reads name the workspace in the query and need read permission; writes name it in the body (or
 // the upload's workspaceId field) and need write permission. A base outside that workspace is not
 // found.
-import { randomUUID } from 'node:crypto';
 import { Hono } from 'hono';
-import type { PgBoss } from 'pg-boss';
 import { z } from 'zod';
 import { authorizeResource, authorizeWorkspace, type WorkspaceAccess } from '../../db/access.ts';
-import type { Queryable } from '../../db/client.ts';
-import { invalidField, ServiceError } from '../../db/errors.ts';
 import { checkFileName, MAX_FILE_BYTES } from '../../db/files.ts';
 import {
   chunkingConfigPatchSchema,
-  type IngestJob,
   knowledgeDescriptionSchema,
   knowledgeNameSchema,
   listKnowledgeBases,
   requireKnowledgeBase,
   updateKnowledgeBase,
-} from '../../db/knowledge-bases.ts';
+} from '../../db/knowledge/bases.ts';
 import {
   createDocument,
   DOCUMENT_SORTS,
   getBaseDocument,
   listDocuments,
-} from '../../db/knowledge-documents.ts';
-import { knowledgeSearchRequest, searchKnowledge } from '../../db/knowledge-search.ts';
-import { isStorableText } from '../../db/table-values.ts';
-import { sendInTransaction } from '../../runner/boss.ts';
+} from '../../db/knowledge/documents.ts';
+import { knowledgeSearchRequest, searchKnowledge } from '../../db/knowledge/search.ts';
+import { isStorableText } from '../../db/tables/values.ts';
+import { invalidField, ServiceError } from '../../errors.ts';
+import { sendIngestJobs } from '../../jobs/ingest-jobs.ts';
 import type { Embedders } from '../../runner/embeddings/embedder.ts';
 import {
   documentKindOf,
   documentMediaType,
   SUPPORTED_DOCUMENT_TYPES,
 } from '../../runner/ingestion/document-types.ts';
-import { QUEUES } from '../../runner/queues.ts';
 import type { StorageDriver } from '../../storage/driver.ts';
 import { receiveUpload } from '../../storage/multipart-upload.ts';
 import type { ApiDeps, ApiEnv } from '../context.ts';
@@ -97,16 +92,6 @@ function checkKind(filename: string, mimeType: string) {
   return kind;
 }
 
-/** Sends ingestion jobs in the caller's transaction: documents and their jobs commit together. */
-export function sendIngestJobs(queue: PgBoss, tx: Queryable, jobs: IngestJob[]) {
-  return sendInTransaction(
-    queue,
-    tx,
-    QUEUES.knowledgeIngest,
-    jobs.map((data) => ({ id: randomUUID(), data })),
-  );
-}
-
 export function knowledgeRoutes({
   db,
   log,
@@ -124,7 +109,12 @@ export function knowledgeRoutes({
     .post('/search', async (c) => {
       const body = await jsonBody(c, knowledgeSearchRequest);
       const access = await authorizeWorkspace(db, c.get('principal'), body.workspaceId, 'read');
-      const data = await searchKnowledge(db, embedders, access.workspace.id, body);
+      const data = await searchKnowledge(
+        db,
+        (model, query) => embedders.get(model).embedQuery(query),
+        access.workspace.id,
+        body,
+      );
       return c.json({ success: true, data });
     })
     .put('/:id', async (c) => {

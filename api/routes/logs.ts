@@ -3,8 +3,8 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { authorizeLoadedResource, authorizeWorkspace } from '../../db/access.ts';
-import { invalidField, notFound } from '../../db/errors.ts';
 import { getExecutionLog, listExecutionLogs } from '../../db/execution-logs.ts';
+import { invalidField, notFound } from '../../errors.ts';
 import type { ApiDeps, ApiEnv } from '../context.ts';
 import { queryParams, wholeNumberParam } from '../middleware/validate.ts';
 import { isoDate, RANGE_OUT_OF_ORDER, rangeEnd, rangeInOrder, rangeStart } from '../query-dates.ts';

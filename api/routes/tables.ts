@@ -6,7 +6,6 @@
 import { type Context, Hono } from 'hono';
 import { z } from 'zod';
 import { authorizeWorkspace, type WorkspaceAccess } from '../../db/access.ts';
-import { invalidField } from '../../db/errors.ts';
 import {
   createTable,
   deleteColumn,
@@ -27,8 +26,9 @@ import {
   tableNameSchema,
   updateRows,
   upsertRow,
-} from '../../db/tables.ts';
+} from '../../db/tables/tables.ts';
 import type { WorkspacePermission } from '../../db/workspaces.ts';
+import { invalidField } from '../../errors.ts';
 import { parseJson } from '../../json-errors.ts';
 import type { ApiDeps, ApiEnv } from '../context.ts';
 import { jsonBody, queryParams, wholeNumberParam } from '../middleware/validate.ts';

@@ -7,12 +7,12 @@ import type { Context } from 'hono';
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { resolveEncryptionKey } from '../../db/encryption-key.ts';
-import { forbidden, notFound, ServiceError } from '../../db/errors.ts';
 import { findWebhookByToken, type WebhookTarget, webhookSecret } from '../../db/webhooks.ts';
+import { forbidden, issuesOf, notFound, ServiceError } from '../../errors.ts';
 import type { ApiDeps, ApiEnv } from '../context.ts';
-import { executionStarter } from '../execution-starter.ts';
+import { executionAnswers } from '../execution-answer.ts';
 import { jsonBodyLimit } from '../middleware/body-limit.ts';
-import { issuesOf, jsonValueOf, refuseUnstorable, utf8Text } from '../middleware/validate.ts';
+import { jsonValueOf, refuseUnstorable, utf8Text } from '../middleware/validate.ts';
 
 /** The signature header: `sha256=` and the hex HMAC-SHA256 of the signed payload under the secret. */
 export const SIGNATURE_HEADER = 'X-Webhook-Signature';
@@ -94,7 +94,7 @@ function verifySignature(c: Context, secret: string, raw: Uint8Array, now: Date)
 
 export function webhookRoutes(deps: ApiDeps) {
   const { db, config, clock } = deps;
-  const executions = executionStarter(deps);
+  const executions = executionAnswers(deps);
   // Resolved when a signed webhook is first called: the same key the admin plane sealed secrets with.
   let encryptionKey: Buffer | undefined;
   const secretOf = (hook: WebhookTarget) => {

@@ -4,15 +4,15 @@
 // An async execution may name a `callbackUrl`, POSTed its Job record when it ends (runner/callback-jobs.ts).
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { invalidField } from '../../db/errors.ts';
-import { parseAllowList } from '../../runner/blocks/network-guard.ts';
+import { invalidField } from '../../errors.ts';
 import {
   CALLBACK_URL_MAX_LENGTH,
   callbackUrlFormProblem,
   literalAddressRefusal,
-} from '../../runner/callback-url.ts';
+} from '../../net/callback-url.ts';
+import { parseAllowList } from '../../net/network-guard.ts';
 import type { ApiDeps, ApiEnv } from '../context.ts';
-import { executionStarter } from '../execution-starter.ts';
+import { executionAnswers } from '../execution-answer.ts';
 import { jsonBody } from '../middleware/validate.ts';
 
 const uuid = z.uuid();
@@ -48,7 +48,7 @@ function inputsOf(body: z.output<typeof executeBody>): Record<string, unknown> {
 
 export function workflowRoutes(deps: ApiDeps) {
   const { config } = deps;
-  const executions = executionStarter(deps);
+  const executions = executionAnswers(deps);
   const allowList = parseAllowList(config.HTTP_ALLOW_LIST);
 
   return new Hono<ApiEnv>().post('/:id/execute', async (c) => {

@@ -4,6 +4,7 @@
 import { ADMIN_ACTOR } from '../../db/audit-logs.ts';
 import { setQuotas } from '../../db/quotas.ts';
 import { createWorkflow, deployWorkflow } from '../../db/workflows.ts';
+import { parseDefinition } from '../../runner/executor/definition.ts';
 import type { ScratchService } from './scratch-service.ts';
 
 export const THREE_BLOCKS = {
@@ -34,8 +35,8 @@ export async function deployBenchWorkflow(svc: ScratchService): Promise<string> 
   const wf = await createWorkflow(svc.db, ADMIN_ACTOR, {
     workspaceId: svc.workspaceId,
     name: 'bench',
-    definition: THREE_BLOCKS,
+    definition: parseDefinition(THREE_BLOCKS),
   });
-  await deployWorkflow(svc.db, ADMIN_ACTOR, wf.id);
+  await deployWorkflow(svc.db, ADMIN_ACTOR, wf.id, parseDefinition);
   return wf.id;
 }

@@ -2,7 +2,7 @@
 // and its `run`, called by the executor with references already resolved in the config.
 import type { z } from 'zod';
 import type { Queryable } from '../../db/client.ts';
-import type { ServiceError } from '../../db/errors.ts';
+import type { ServiceError } from '../../errors.ts';
 import type { Embedders } from '../embeddings/embedder.ts';
 import type { FunctionPool } from '../sandbox/pool.ts';
 

@@ -2,9 +2,9 @@
 // an output (the workflow branches on its status); only failures to get an answer at all are errors.
 import type { IncomingMessage } from 'node:http';
 import { z } from 'zod';
+import { decompressed, guardedRequest, parseAllowList } from '../../net/network-guard.ts';
 import { untilAborted } from '../until-aborted.ts';
 import type { BlockType } from './block.ts';
-import { decompressed, guardedRequest, parseAllowList } from './network-guard.ts';
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'] as const;
 

@@ -4,8 +4,8 @@
 //   → {results: [{documentId, documentName, content, chunkIndex, similarity, score, metadata}], totalResults}
 // Any field may be a reference (`<start.question>`), checked once resolved.
 import { z } from 'zod';
-import { ServiceError } from '../../db/errors.ts';
-import { knowledgeSearchRequest, searchKnowledge } from '../../db/knowledge-search.ts';
+import { knowledgeSearchRequest, searchKnowledge } from '../../db/knowledge/search.ts';
+import { ServiceError } from '../../errors.ts';
 import { type BlockType, describeServiceError } from './block.ts';
 
 const schema = z
@@ -44,7 +44,12 @@ export const knowledgeBlock: BlockType<KnowledgeConfig> = {
       throw new Error(`Invalid knowledge search: ${issues.join('; ')}`);
     }
     try {
-      const found = await searchKnowledge(ctx.db, ctx.embedders, ctx.workspaceId, parsed.data);
+      const found = await searchKnowledge(
+        ctx.db,
+        (model, query) => ctx.embedders.get(model).embedQuery(query),
+        ctx.workspaceId,
+        parsed.data,
+      );
       return { output: { results: found.results, totalResults: found.totalResults } };
     } catch (err) {
       throw err instanceof ServiceError ? new Error(describeServiceError(err)) : err;

@@ -6,7 +6,6 @@
 //   update: filter, data                       → {updatedCount, updatedRowIds}
 //   upsert: data, conflictTarget?              → {row, operation: insert | update}
 import { z } from 'zod';
-import { ServiceError } from '../../db/errors.ts';
 import { isUuid } from '../../db/ids.ts';
 import {
   findTableByName,
@@ -15,7 +14,8 @@ import {
   type TableRef,
   updateRows,
   upsertRow,
-} from '../../db/tables.ts';
+} from '../../db/tables/tables.ts';
+import { ServiceError } from '../../errors.ts';
 import { type BlockContext, type BlockType, describeServiceError } from './block.ts';
 
 // A field may hold a reference, resolved to its value only when the block runs.

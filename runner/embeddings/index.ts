@@ -3,7 +3,7 @@
 // batch embedding so that a document's chunks embed off the event loop; a query is one short text and
 // embeds inline.
 import type { Config } from '../../config.ts';
-import { ServiceError } from '../../db/errors.ts';
+import { ServiceError } from '../../errors.ts';
 import type { Embedder, Embedders } from './embedder.ts';
 import { embedLocal, LOCAL_EMBEDDING_MODEL } from './local.ts';
 import type { OpenAIEmbedderOptions } from './openai.ts';

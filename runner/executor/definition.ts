@@ -2,7 +2,7 @@
 // block's own schema, and the graph rules (unique ids, edges between existing blocks, no cycles,
 // references only to blocks that run before). Every problem names its path.
 import { z } from 'zod';
-import { type FieldIssue, ServiceError } from '../../db/errors.ts';
+import { type FieldIssue, ServiceError } from '../../errors.ts';
 import type { BlockConfig, Edge, Graph } from '../blocks/block.ts';
 import { BLOCK_TYPES } from '../blocks/index.ts';
 import { findReferences, LOOP_ROOTS } from './references.ts';

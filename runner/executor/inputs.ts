@@ -1,6 +1,6 @@
 // Checks an execution's inputs against the workflow's declared inputs: required ones present,
 // types right, defaults filled in. Undeclared inputs pass through for the blocks to use.
-import type { FieldIssue } from '../../db/errors.ts';
+import type { FieldIssue } from '../../errors.ts';
 import type { InputSpec } from './definition.ts';
 
 const typeOf = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);

@@ -12,10 +12,10 @@
 //
 // Chunks are trimmed substrings of the text; every token count is measured on the final content.
 import { RecursiveCharacterTextSplitter } from '@langchain/textsplitters';
-import type { ChunkingConfig } from '../../db/knowledge-bases.ts';
+import type { ChunkingConfig } from '../../db/knowledge/bases.ts';
 import { countTokens, tokenPieces } from './tokens.ts';
 
-// The knowledge base's chunking config: its fields' meaning and bounds are db/knowledge-bases.ts's.
+// The knowledge base's chunking config: its fields' meaning and bounds are db/knowledge/bases.ts's.
 export type { ChunkingConfig };
 
 export interface Chunk {

@@ -1,5 +1,5 @@
 // The host side of the sandbox's fetch (runner/sandbox/worker.ts relays the prelude's requests here): an
-// HTTP client that goes through the http block's SSRF guard (runner/blocks/network-guard.ts) and answers
+// HTTP client that goes through the http block's SSRF guard (net/network-guard.ts) and answers
 // with a Web Response, as the host's fetch would, so that the sandbox's fetch behaves like the real one.
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
@@ -15,7 +15,7 @@ import {
   pinnedLookup,
   RefusedDestinationError,
   vetHost,
-} from '../blocks/network-guard.ts';
+} from '../../net/network-guard.ts';
 import { untilAborted } from '../until-aborted.ts';
 
 /** What the sandbox's fetch hands to `sandboxFetch`, already checked and normalized by the prelude. */
@@ -45,7 +45,7 @@ const DEFAULT_HEADERS: [string, string][] = [
 
 /**
  * The hook through which sandboxed code reaches the network, through the http block's SSRF guard
- * (runner/blocks/network-guard.ts): every hop's destination is vetted against private, loopback and
+ * (net/network-guard.ts): every hop's destination is vetted against private, loopback and
  * link-local addresses (unless the allow-list lets it through) and the socket is pinned to the vetted
  * addresses. Failures reject with a TypeError whose message is fit for the user: "fetch refused: …" for
  * a destination the guard refuses, "fetch failed: …" for the rest.

@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
-import { parseAllowList } from '../blocks/network-guard.ts';
+import { parseAllowList } from '../../net/network-guard.ts';
 import { createMemoryWatch, createSlots, createSlotTable } from '../threads/slots.ts';
 // Types only: the worker module must not be loaded on this thread.
 import type { WorkerData, WorkerOutcome, WorkerTask } from './task.ts';
@@ -60,7 +60,7 @@ export interface FunctionPoolOptions {
   /**
    * Destinations the functions' fetch may reach although the SSRF guard would refuse them (loopback,
    * private, link-local…): host names, addresses or CIDRs, as the http block's allow-list
-   * (runner/blocks/network-guard.ts). Empty by default: only public addresses.
+   * (net/network-guard.ts). Empty by default: only public addresses.
    */
   httpAllowList?: string[];
 }

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { procedureHelp, procedures } from '../../admin/cli-help.ts';
 import { adminRouter } from '../../admin/router.ts';
-import { type Listening, listen } from '../../serve.ts';
+import { type Listening, listen } from '../../http/serve.ts';
 import { ADMIN_TOKEN, createTenant, startTestService, type TestService } from '../helpers/service.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));

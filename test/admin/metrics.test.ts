@@ -3,9 +3,9 @@
 // queue depth while no runner works, executions by final status once one has, documents to ingest.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdminApp } from '../../admin/app.ts';
-import { createMetricsApp, createMetricsRegistry } from '../../admin/metrics.ts';
 import type { ApiApp } from '../../api/app.ts';
 import { startApi } from '../../api/start.ts';
+import { createMetricsApp, createMetricsRegistry } from '../../http/metrics.ts';
 import { createLogger } from '../../logger.ts';
 import { type Runner, startRunner } from '../../runner/runner.ts';
 import { createKnowledgeBase, settled, uploadDocument } from '../api/knowledge-helpers.ts';

@@ -4,8 +4,8 @@
 // workspace. First while no runner works (everything waits), then once one has worked it all.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OVERVIEW_SQL } from '../../db/stats.ts';
+import { QUEUES } from '../../jobs/queues.ts';
 import { createLogger } from '../../logger.ts';
-import { QUEUES } from '../../runner/queues.ts';
 import { type Runner, startRunner } from '../../runner/runner.ts';
 import { createKnowledgeBase, settled, uploadDocument } from '../api/knowledge-helpers.ts';
 import {

@@ -1,7 +1,7 @@
 // The auth matrix of the public API: every request is judged by its X-API-Key before any route runs,
 // and a key acts only where its scope reaches.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listen } from '../../serve.ts';
+import { listen } from '../../http/serve.ts';
 import {
   addPerson,
   createTenant,

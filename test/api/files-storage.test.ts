@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../config.ts';
 import { MAX_FILE_BYTES } from '../../db/files.ts';
-import { listen } from '../../serve.ts';
+import { listen } from '../../http/serve.ts';
 import { createStorage } from '../../storage/index.ts';
 import { type S3TestServer, startS3Server } from '../helpers/s3-server.ts';
 import { createTenant, startTestService, type Tenant, type TestService } from '../helpers/service.ts';

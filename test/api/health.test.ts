@@ -4,8 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdminApp } from '../../admin/app.ts';
 import { startApi } from '../../api/start.ts';
+import { QUEUES } from '../../jobs/queues.ts';
 import { createLogger } from '../../logger.ts';
-import { QUEUES } from '../../runner/queues.ts';
 import { createTestDatabase } from '../helpers/database.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS } from '../../api/middleware/idempotency.ts';
-import { listen } from '../../serve.ts';
+import { listen } from '../../http/serve.ts';
 import {
   createTenant,
   createWorkspace,

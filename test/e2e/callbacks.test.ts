@@ -9,7 +9,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertExecutions } from '../../db/executions.ts';
-import { QUEUES, WAKE_CHANNEL } from '../../runner/queues.ts';
+import { QUEUES, WAKE_CHANNEL } from '../../jobs/queues.ts';
 import { createTenant, startTestService, type Tenant, type TestService } from '../helpers/service.ts';
 import { deployWorkflow, pollJob } from '../helpers/workflows.ts';
 

@@ -12,7 +12,7 @@ import { type Browser, chromium, type Locator, type Page } from 'playwright-core
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildConsole } from '../../admin/console/build.ts';
 import { bootstrap } from '../../db/bootstrap.ts';
-import { type Listening, listen } from '../../serve.ts';
+import { type Listening, listen } from '../../http/serve.ts';
 import { ADMIN_TOKEN, startTestService, type TestService } from '../helpers/service.ts';
 
 const CHROMIUM = '/usr/bin/chromium';

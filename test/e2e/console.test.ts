@@ -13,8 +13,8 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConsole, CONSOLE_DIST, ensureConsoleBuilt } from '../../admin/console/build.ts';
 import { consoleRoutes } from '../../admin/console/serve.ts';
+import { type Listening, listen } from '../../http/serve.ts';
 import { createLogger } from '../../logger.ts';
-import { type Listening, listen } from '../../serve.ts';
 import { ingest } from '../api/knowledge-helpers.ts';
 import {
   ADMIN_TOKEN,

@@ -2,7 +2,7 @@
 // where a runner marks it failed: it never stays queued or processing.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { insertExecutions } from '../../db/executions.ts';
-import { QUEUES, WAKE_CHANNEL } from '../../runner/queues.ts';
+import { QUEUES, WAKE_CHANNEL } from '../../jobs/queues.ts';
 import { createTenant, startTestService, type Tenant, type TestService } from '../helpers/service.ts';
 import { deployWorkflow, pollJob } from '../helpers/workflows.ts';
 

@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CallToolResult, ErrorCode, McpError } from '../../api/mcp-sdk.ts';
 import { TOOL_NAME, toolNames } from '../../api/mcp-tools.ts';
-import { type Listening, listen } from '../../serve.ts';
+import { type Listening, listen } from '../../http/serve.ts';
 import {
   addPerson,
   createTenant,

@@ -5,7 +5,7 @@
 // Retry-After), and the SimStudioError it raises for what we refuse.
 import { type RateLimitInfo, SimStudioClient, SimStudioError } from 'simstudio-ts-sdk';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { type Listening, listen } from '../../serve.ts';
+import { type Listening, listen } from '../../http/serve.ts';
 import { createTenant, startTestService, type Tenant, type TestService } from '../helpers/service.ts';
 import { deployWorkflow } from '../helpers/workflows.ts';
 

@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { type Db, openPglite, openPostgres } from '../../db/client.ts';
 import { migrate } from '../../db/migrate.ts';
+import { startBoss } from '../../jobs/boss.ts';
 import { createLogger } from '../../logger.ts';
-import { startBoss } from '../../runner/boss.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {

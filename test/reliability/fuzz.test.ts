@@ -423,7 +423,7 @@ describe('10,000 levels of nesting where JSON is stored or compared', () => {
       const a = await rawRequest(fx.svc, method, url, { headers, body });
       tried++;
       const what = `${method} ${url} ${body.slice(0, 80)}`;
-      // The store takes JSON values up to 100 levels deep (db/table-values.ts): a 400 naming the column.
+      // The store takes JSON values up to 100 levels deep (db/tables/values.ts): a 400 naming the column.
       expect(a.status, `${what} -> ${a.status} ${a.text.slice(0, 300)}`).toBe(400);
       expectCleanRefusal(a, what);
     }

@@ -8,7 +8,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Listening, listen } from '../../serve.ts';
+import { type Listening, listen } from '../../http/serve.ts';
 import { uploadOverHttp } from '../api/files-helpers.ts';
 import { createKnowledgeBase, ingest } from '../api/knowledge-helpers.ts';
 import { createTenant, startTestService, type Tenant, type TestService } from '../helpers/service.ts';

@@ -2,7 +2,7 @@
 // provider against a local OpenAI-compatible server (batching, order, normalisation, retries, errors),
 // and which models a configuration makes available.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ServiceError } from '../../db/errors.ts';
+import { ServiceError } from '../../errors.ts';
 import { EMBEDDING_DIMENSIONS } from '../../runner/embeddings/embedder.ts';
 import { createEmbedders, type EmbeddingConfig } from '../../runner/embeddings/index.ts';
 import { embedLocal, LOCAL_EMBEDDING_MODEL } from '../../runner/embeddings/local.ts';

@@ -6,9 +6,9 @@ import { createServer, get, type IncomingMessage, type Server, type ServerRespon
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { blockedReason, parseAllowList, pinnedLookup, vetHost } from '../../net/network-guard.ts';
 import type { BlockContext, RunnerSettings } from '../../runner/blocks/block.ts';
 import { type HttpConfig, type HttpOutput, httpBlock } from '../../runner/blocks/http.ts';
-import { blockedReason, parseAllowList, pinnedLookup, vetHost } from '../../runner/blocks/network-guard.ts';
 import { blockContext } from '../helpers/block-context.ts';
 
 interface Seen {

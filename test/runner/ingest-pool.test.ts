@@ -3,7 +3,7 @@
 // that runs out of memory failing its document while the pool carries on.
 import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DEFAULT_CHUNKING_CONFIG } from '../../db/knowledge-bases.ts';
+import { DEFAULT_CHUNKING_CONFIG } from '../../db/knowledge/bases.ts';
 import { embedLocal } from '../../runner/embeddings/local.ts';
 import { createIngestPool } from '../../runner/ingestion/pool.ts';
 import { heapGuardLoads } from '../../runner/threads/heap-guard.ts';

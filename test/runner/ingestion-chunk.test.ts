@@ -4,7 +4,7 @@
 import { Tiktoken } from 'js-tiktoken/lite';
 import cl100k from 'js-tiktoken/ranks/cl100k_base';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_CHUNKING_CONFIG } from '../../db/knowledge-bases.ts';
+import { DEFAULT_CHUNKING_CONFIG } from '../../db/knowledge/bases.ts';
 import { type Chunk, type ChunkingConfig, chunkText } from '../../runner/ingestion/chunk.ts';
 import { countTokens } from '../../runner/ingestion/tokens.ts';
 

@@ -4,10 +4,10 @@
 // queue costs one fetch per wake-up, not one more per finished job.
 import type { PgBoss } from 'pg-boss';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { sendInTransaction, startBoss } from '../../jobs/boss.ts';
+import { QUEUES } from '../../jobs/queues.ts';
 import { createLogger } from '../../logger.ts';
-import { sendInTransaction, startBoss } from '../../runner/boss.ts';
 import { startPump } from '../../runner/job-pump.ts';
-import { QUEUES } from '../../runner/queues.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 
 // Any queue the runners consume will do; no runner consumes it here.

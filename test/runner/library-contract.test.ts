@@ -9,9 +9,9 @@ import * as pgBossModule from 'pg-boss';
 import { PgBoss } from 'pg-boss';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { completeJobsStatement, sendInTransaction, startBoss } from '../../jobs/boss.ts';
+import { QUEUES } from '../../jobs/queues.ts';
 import { createLogger } from '../../logger.ts';
-import { completeJobsStatement, sendInTransaction, startBoss } from '../../runner/boss.ts';
-import { QUEUES } from '../../runner/queues.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 
 /** The versions the tricks were measured and checked on: move them only after re-checking. */
@@ -20,9 +20,9 @@ const CHECKED = { 'pg-boss': '12.35.0', postgres: '3.4.9' } as const;
 /** What to re-check for each library, named in the failure message. */
 const RECHECK: Record<keyof typeof CHECKED, string> = {
   'pg-boss':
-    'complete() running its one statement through options.db.executeSql (runner/boss.ts completeJobsStatement), ' +
+    'complete() running its one statement through options.db.executeSql (jobs/boss.ts completeJobsStatement), ' +
     'insert/fetch/touch/complete/fail taking {id, retryCount} attempts and a db option (runner/job-pump.ts, ' +
-    'runner/boss.ts sendInTransaction), and its queue cache (startBoss warms it); run test/runner/job-pump.test.ts, ' +
+    'jobs/boss.ts sendInTransaction), and its queue cache (startBoss warms it); run test/runner/job-pump.test.ts, ' +
     'test/e2e/execute.test.ts and test/reliability/faults.test.ts, and bench/execute.ts against the figures in the ledger',
   postgres:
     'rebase patches/postgres+<version>.patch (npx patch-package postgres) and run test/db/connection-loss.test.ts; ' +
@@ -130,14 +130,13 @@ describe('the pg-boss internals the runner reaches', () => {
     for (const method of ['insert', 'fetch', 'touch', 'complete', 'fail'] as const) {
       expect(
         typeof PgBoss.prototype[method],
-        `PgBoss.prototype.${method} (runner/job-pump.ts, runner/boss.ts)`,
+        `PgBoss.prototype.${method} (runner/job-pump.ts, jobs/boss.ts)`,
       ).toBe('function');
     }
-    expect(typeof pgBossModule.fromPglite, 'pg-boss fromPglite (runner/boss.ts)').toBe('function');
-    expect(
-      typeof pgBossModule.CLOCK_OVERRIDE_SETTING,
-      'pg-boss CLOCK_OVERRIDE_SETTING (runner/boss.ts)',
-    ).toBe('string');
+    expect(typeof pgBossModule.fromPglite, 'pg-boss fromPglite (jobs/boss.ts)').toBe('function');
+    expect(typeof pgBossModule.CLOCK_OVERRIDE_SETTING, 'pg-boss CLOCK_OVERRIDE_SETTING (jobs/boss.ts)').toBe(
+      'string',
+    );
   });
 
   it('builds a completion as one statement through the db option, fenced to the fetched attempt', async () => {
@@ -159,7 +158,7 @@ describe('the pg-boss internals the runner reaches', () => {
     expect(
       calls.length,
       'pg-boss complete() no longer runs exactly one statement through options.db.executeSql: ' +
-        'runner/boss.ts completeJobsStatement would capture part of it (docs/performance.md)',
+        'jobs/boss.ts completeJobsStatement would capture part of it (docs/performance.md)',
     ).toBe(1);
 
     const state = async () =>

@@ -1,10 +1,9 @@
 // The queues every runner consumes exist on both backends, and a job sent is fetched exactly once.
-
 import type { PgBoss } from 'pg-boss';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { startBoss } from '../../jobs/boss.ts';
+import { QUEUES } from '../../jobs/queues.ts';
 import { createLogger } from '../../logger.ts';
-import { startBoss } from '../../runner/boss.ts';
-import { QUEUES } from '../../runner/queues.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 
 let tdb: TestDatabase;

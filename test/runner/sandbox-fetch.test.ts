@@ -1,4 +1,4 @@
-// The function sandbox's fetch goes through the http block's SSRF guard (runner/blocks/network-guard.ts):
+// The function sandbox's fetch goes through the http block's SSRF guard (net/network-guard.ts):
 // loopback, private and link-local destinations are refused unless the pool's allow-list names them,
 // on every redirect hop too, and the refusal reaches user code as a sandbox-realm TypeError.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';

@@ -1,14 +1,14 @@
 // Writes to the rows of user tables: insert (one row, or a batch all or nothing), bulk update by
-// filter, upsert on a unique column, delete; reads are ./table-row-queries.ts. Every write is one transaction that first locks the
+// filter, upsert on a unique column, delete; reads are ./row-queries.ts. Every write is one transaction that first locks the
 // table's row (lockTable), so the writers of one table run one at a time: row_count stays equal to
 // the number of rows, the plan's row cap holds however many race, and positions only grow. Values
-// of unique columns each hold a slot (./table-unique-values.ts).
+// of unique columns each hold a slot (./unique-values.ts).
 import { randomUUID } from 'node:crypto';
-import type { Queryable } from './client.ts';
-import { type FieldIssue, invalidField, notFound, ServiceError } from './errors.ts';
-import { isUuid } from './ids.ts';
-import { limitsOf, type PlanName, type QuotaOverrides } from './plans.ts';
-import { compileFilter } from './table-filters.ts';
+import { type FieldIssue, invalidField, notFound, ServiceError } from '../../errors.ts';
+import type { Queryable } from '../client.ts';
+import { isUuid } from '../ids.ts';
+import { limitsOf, type PlanName, type QuotaOverrides } from '../plans.ts';
+import { compileFilter } from './filters.ts';
 import {
   claimSlots,
   duplicateIssues,
@@ -16,15 +16,8 @@ import {
   releaseSlots,
   slotsOf,
   takenIssues,
-} from './table-unique-values.ts';
-import {
-  type CheckedRow,
-  type ColumnDef,
-  checkRow,
-  checkValue,
-  invalidRows,
-  uniqueKey,
-} from './table-values.ts';
+} from './unique-values.ts';
+import { type CheckedRow, type ColumnDef, checkRow, checkValue, invalidRows, uniqueKey } from './values.ts';
 
 /** Which table, and the workspace it must be in: what every table and row operation takes. */
 export interface TableRef {
@@ -293,7 +286,7 @@ export function insertRows(db: Queryable, ref: TableRef, rows: unknown[]): Promi
 
 /**
  * Sets the columns given in `data` (null clears an optional column) on every row `filter` selects
- * (see table-filters.ts; {} selects all). A unique column set on several rows is a 400 and nothing
+ * (see filters.ts; {} selects all). A unique column set on several rows is a 400 and nothing
  * changes. Answers the ids of the updated rows in position order (none matched: 0, not an error).
  */
 export async function updateRows(

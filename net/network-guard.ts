@@ -4,7 +4,6 @@
 // Every hop of a request is vetted on its resolved addresses, and the socket is then connected to
 // exactly those vetted addresses (a pinned `lookup`), so a DNS answer that changes between the check
 // and the connect (DNS rebinding) cannot redirect the request inside the network.
-
 import { lookup as dnsLookup } from 'node:dns/promises';
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';

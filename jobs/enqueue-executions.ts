@@ -2,7 +2,6 @@
 // and rate limits, inserted, audited and sent to the runners together, in one transaction per
 // batch. Tokens and spend are judged inside it, so a refused or rolled-back request costs nothing
 // and an admitted one always exists with its job.
-
 import type { PgBoss } from 'pg-boss';
 import type { Config } from '../config.ts';
 import type { Actor } from '../db/audit-logs.ts';

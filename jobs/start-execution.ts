@@ -7,13 +7,13 @@ import { actorOf, authorizeLoadedResource } from '../db/access.ts';
 import type { Principal } from '../db/api-keys.ts';
 import type { Actor } from '../db/audit-logs.ts';
 import { createBatcher } from '../db/batcher.ts';
-import { forbidden, notFound, ServiceError } from '../db/errors.ts';
+import { loadExecutionTargets } from '../db/execution-targets.ts';
 import type { Admission } from '../db/usage.ts';
 import { billingContext } from '../db/usage.ts';
 import { createVersionCache } from '../db/version-cache.ts';
-import { loadExecutionTargets } from '../db/workflows.ts';
-import { type EnqueuerDeps, executionEnqueuer } from './execution-enqueuer.ts';
-import { checkInputs } from './executor/inputs.ts';
+import { forbidden, notFound, ServiceError } from '../errors.ts';
+import { checkInputs } from '../runner/executor/inputs.ts';
+import { type EnqueuerDeps, executionEnqueuer } from './enqueue-executions.ts';
 
 export type StartedBy =
   /** An API key: it must hold write permission in the workflow's workspace, and is billed. */
@@ -52,7 +52,7 @@ export interface Started {
   createdAt: Date | null;
 }
 
-export function executionStarts(deps: EnqueuerDeps) {
+export function executionStarter(deps: EnqueuerDeps) {
   const { config } = deps;
   const versions = createVersionCache(deps.db);
   const loadTarget = createBatcher((wanted: { workflowId: string; userId: string | null }[]) =>

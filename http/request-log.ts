@@ -2,8 +2,8 @@
 // while it is served (the error handler's 500 line carries the same id as the access line). Only
 // who asked is logged (the key's id and scope), never a header, a body or a query string.
 import { createMiddleware } from 'hono/factory';
-import type { Principal } from '../../db/api-keys.ts';
-import type { Logger } from '../../logger.ts';
+import type { Principal } from '../db/api-keys.ts';
+import type { Logger } from '../logger.ts';
 
 type RequestLogEnv = { Variables: { requestId: string; log: Logger } };
 

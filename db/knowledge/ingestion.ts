@@ -2,9 +2,9 @@
 // completed | failed. Each (re-)processing produces one generation of chunks; a document's live
 // generation is the one searches read, replaced only when a newer one is complete, so a document
 // being re-processed keeps answering from its old chunks.
-import type { Queryable } from './client.ts';
-import type { ChunkingConfig, IngestJob } from './knowledge-bases.ts';
-import { vectorLiteral } from './vectors.ts';
+import type { Queryable } from '../client.ts';
+import { vectorLiteral } from '../vectors.ts';
+import type { ChunkingConfig, IngestJob } from './bases.ts';
 
 /** What a runner needs to process a document it claimed. */
 export interface IngestClaim {

@@ -14,8 +14,9 @@ import {
 } from '../db/backlog.ts';
 import { verifyAdminToken } from '../db/bootstrap.ts';
 import type { Db } from '../db/client.ts';
+import { QUEUES } from '../jobs/queues.ts';
 import type { Logger } from '../logger.ts';
-import { QUEUES } from '../runner/queues.ts';
+import { type Listening, listenOrExit } from './serve.ts';
 
 /** A registry with Node's process metrics (CPU, memory, event loop lag, GC). */
 export function createMetricsRegistry(): Registry {
@@ -187,4 +188,18 @@ export function createMetricsApp(deps: { db: Db; config: Config; registry: Regis
   app.route('/', metricsRoutes({ ...deps, registry: () => deps.registry }));
   app.notFound((c) => c.json({ error: `No route for ${c.req.method} ${c.req.path}` }, 404));
   return app;
+}
+
+/** For an entry point: /metrics on METRICS_PORT when it is set (else null); a port it cannot have exits. */
+export async function listenMetrics(deps: {
+  db: Db;
+  config: Config;
+  registry: Registry;
+}): Promise<Listening | null> {
+  const { config } = deps;
+  if (config.METRICS_PORT === undefined) return null;
+  return listenOrExit(createMetricsApp(deps), config.METRICS_PORT, config.METRICS_HOST, {
+    port: 'METRICS_PORT',
+    host: 'METRICS_HOST',
+  });
 }

@@ -2,8 +2,8 @@
 // may carry, checked and brought to the one form they are stored and compared in (dates as the
 // ISO instant, so text order is time order; unique values as a canonical text key).
 import { z } from 'zod';
-import { type FieldIssue, ServiceError } from './errors.ts';
-import { parseIsoInstant } from './instants.ts';
+import { type FieldIssue, ServiceError } from '../../errors.ts';
+import { parseIsoInstant } from '../instants.ts';
 
 export const COLUMN_TYPES = ['string', 'number', 'boolean', 'date', 'json'] as const;
 export type ColumnType = (typeof COLUMN_TYPES)[number];

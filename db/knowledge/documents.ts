@@ -1,12 +1,12 @@
 // Knowledge documents: the record of each file uploaded to a knowledge base (its bytes are in
 // storage), the listing the API pages through, and what users do to a document (enable, process
-// again, delete). What the runners do to it is ./knowledge-ingestion.ts.
-import { type Actor, recordAudit } from './audit-logs.ts';
-import type { Queryable } from './client.ts';
-import { conflict, notFound } from './errors.ts';
-import { isUuid } from './ids.ts';
-import type { IngestJob } from './knowledge-bases.ts';
-import { reserveStorage } from './storage-quota.ts';
+// again, delete). What the runners do to it is ./ingestion.ts.
+import { conflict, notFound } from '../../errors.ts';
+import { type Actor, recordAudit } from '../audit-logs.ts';
+import type { Queryable } from '../client.ts';
+import { isUuid } from '../ids.ts';
+import { reserveStorage } from '../storage-quota.ts';
+import type { IngestJob } from './bases.ts';
 
 export type ProcessingStatus = 'pending' | 'processing' | 'completed' | 'failed';
 

@@ -2,8 +2,8 @@
 // Column names reach the SQL only as parameters (`data->>$n`), after being checked against the
 // table's schema; each comparison is typed by its column (numbers as numeric, dates as their
 // stored ISO text, json as jsonb), and operands are checked against the column type first.
-import type { FieldIssue } from './errors.ts';
-import { type ColumnDef, type ColumnType, checkValue, invalidRows, isStorableText } from './table-values.ts';
+import type { FieldIssue } from '../../errors.ts';
+import { type ColumnDef, type ColumnType, checkValue, invalidRows, isStorableText } from './values.ts';
 
 export const FILTER_OPERATORS = [
   'eq',

@@ -1,23 +1,30 @@
 // Tables: user-defined tables of typed columns in a workspace (create, read, delete, drop a column)
-// and the plan's cap on how many a workspace holds. The row operations live in ./table-rows.ts
-// (writes) and ./table-row-queries.ts (reads) and are re-exported here, so this module is the
-// whole store of the resource; what a column may hold is ./table-values.ts. The row cap (maxRows)
+// and the plan's cap on how many a workspace holds. The row operations live in ./rows.ts
+// (writes) and ./row-queries.ts (reads) and are re-exported here, so this module is the
+// whole store of the resource; what a column may hold is ./values.ts. The row cap (maxRows)
 // is never stored: it is read live from the plan and overrides of the workspace's organization
 // whenever a table is shown or written.
 import { z } from 'zod';
-import { type Actor, recordAudit } from './audit-logs.ts';
-import type { Queryable } from './client.ts';
-import { conflict, forbidden, invalidField, isUniqueViolation, notFound, ServiceError } from './errors.ts';
-import { isUuid } from './ids.ts';
-import { effectiveLimits, limitsOf, type PlanName, type QuotaOverrides } from './plans.ts';
-import { checkRef, lockTable, type TableRef } from './table-rows.ts';
+import {
+  conflict,
+  forbidden,
+  invalidField,
+  isUniqueViolation,
+  notFound,
+  ServiceError,
+} from '../../errors.ts';
+import { type Actor, recordAudit } from '../audit-logs.ts';
+import type { Queryable } from '../client.ts';
+import { isUuid } from '../ids.ts';
+import { effectiveLimits, limitsOf, type PlanName, type QuotaOverrides } from '../plans.ts';
+import { checkRef, lockTable, type TableRef } from './rows.ts';
 import {
   type ColumnDef,
   isStorableText,
   MAX_TABLE_NAME,
   parseColumns,
   tableColumnsSchema,
-} from './table-values.ts';
+} from './values.ts';
 
 /** A table as the API shows it. */
 export interface Table {
@@ -40,7 +47,7 @@ export const tableNameSchema = z
   .max(MAX_TABLE_NAME)
   .refine(isStorableText, 'Not storable text');
 export const tableDescriptionSchema = z.string().max(2000).refine(isStorableText, 'Not storable text');
-export { getRow, MAX_QUERY_LIMIT, queryRows, type RowQuery } from './table-row-queries.ts';
+export { getRow, MAX_QUERY_LIMIT, queryRows, type RowQuery } from './row-queries.ts';
 export {
   deleteRows,
   insertRow,
@@ -50,7 +57,7 @@ export {
   type TableRow,
   updateRows,
   upsertRow,
-} from './table-rows.ts';
+} from './rows.ts';
 export { tableColumnsSchema };
 
 type TableRecord = {

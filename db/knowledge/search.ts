@@ -16,13 +16,15 @@
 // A chunk is live when its generation is its document's live generation, which is set only when a
 // processing completed; so a document being re-processed keeps answering from its old chunks.
 import { z } from 'zod';
-import type { Embedders } from '../runner/embeddings/embedder.ts';
-import type { Queryable, Row } from './client.ts';
-import { notFound } from './errors.ts';
-import { compileTagFilters, TAG_FILTER_OPERATORS } from './knowledge-tag-filters.ts';
-import { documentTags, listTags, MAX_TAG_NAME, TAG_COLUMNS_SQL, type TagValue } from './knowledge-tags.ts';
-import { isStorableText } from './table-values.ts';
-import { vectorLiteral } from './vectors.ts';
+import { notFound } from '../../errors.ts';
+import type { Queryable, Row } from '../client.ts';
+import { isStorableText } from '../tables/values.ts';
+import { vectorLiteral } from '../vectors.ts';
+import { compileTagFilters, TAG_FILTER_OPERATORS } from './tag-filters.ts';
+import { documentTags, listTags, MAX_TAG_NAME, TAG_COLUMNS_SQL, type TagValue } from './tags.ts';
+
+/** The caller's embedding of a query with one model (runner/embeddings/): its vector. */
+export type EmbedQuery = (model: string, query: string) => Promise<Float32Array>;
 
 export const MAX_SEARCH_BASES = 20;
 export const MAX_TAG_FILTERS = 20;
@@ -179,7 +181,7 @@ const byDistance = (a: Hit, b: Hit) => (a.distance ?? 0) - (b.distance ?? 0) || 
  */
 export async function searchKnowledge(
   db: Queryable,
-  embedders: Embedders,
+  embedQuery: EmbedQuery,
   workspaceId: string,
   request: KnowledgeSearchRequest,
 ): Promise<KnowledgeSearchResponse> {
@@ -209,7 +211,7 @@ export async function searchKnowledge(
     const { filter, params } = compile([ids, request.topK]);
     hits = (await db.query(taggedSql(filter), params)).map(toHit);
   } else {
-    hits = await queryHits(db, embedders, request, request.query, bases, compile);
+    hits = await queryHits(db, embedQuery, request, request.query, bases, compile);
   }
   const results = hits.map((h): SearchResultItem => {
     const similarity = h.distance === null ? 1 : 1 - h.distance;
@@ -234,7 +236,7 @@ export async function searchKnowledge(
 
 async function queryHits(
   db: Queryable,
-  embedders: Embedders,
+  embedQuery: EmbedQuery,
   request: KnowledgeSearchRequest,
   query: string,
   bases: { id: string; embedding_model: string }[],
@@ -245,7 +247,7 @@ async function queryHits(
   const groups = new Map<string, string[]>();
   for (const b of bases) groups.set(b.embedding_model, [...(groups.get(b.embedding_model) ?? []), b.id]);
   const vectors = await Promise.all(
-    [...groups.keys()].map(async (model) => vectorLiteral(await embedders.get(model).embedQuery(query))),
+    [...groups.keys()].map(async (model) => vectorLiteral(await embedQuery(model, query))),
   );
   const hybrid = request.searchMode === 'hybrid';
   const depth = hybrid ? Math.max(request.topK * 4, 50) : request.topK;

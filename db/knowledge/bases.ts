@@ -1,14 +1,14 @@
 // Knowledge bases: a workspace's collections of documents to search, with the chunking rules their
 // documents are processed by and the embedding model they are searched with. A change of the
-// chunking rules asks every document for a new generation of chunks (db/knowledge-documents.ts);
+// chunking rules asks every document for a new generation of chunks (db/knowledge/documents.ts);
 // the caller sends the ingestion jobs this store answers, in the same transaction.
 import { z } from 'zod';
-import { type Actor, recordAudit } from './audit-logs.ts';
-import type { Queryable } from './client.ts';
-import { invalidField, notFound } from './errors.ts';
-import { isPlainName } from './folders.ts';
-import { isUuid } from './ids.ts';
-import { isStorableText } from './table-values.ts';
+import { invalidField, notFound } from '../../errors.ts';
+import { type Actor, recordAudit } from '../audit-logs.ts';
+import type { Queryable } from '../client.ts';
+import { isPlainName } from '../folders.ts';
+import { isUuid } from '../ids.ts';
+import { isStorableText } from '../tables/values.ts';
 
 export interface ChunkingConfig {
   /** Tokens per chunk at most (cl100k). */

@@ -1,6 +1,7 @@
 // The one error type of the service. Stores, routes and admin procedures throw it; the API's error
 // middleware and the admin plane's error formatter turn it into a response. Its message is meant
 // for the client; anything else that escapes is a 500 with a logged request id.
+import type { z } from 'zod';
 
 export interface FieldIssue {
   code: string;
@@ -40,4 +41,13 @@ export function isUniqueViolation(err: unknown, constraint?: string): boolean {
   const e = err as { code?: string; constraint_name?: string; constraint?: string } | null;
   if (e?.code !== '23505') return false;
   return constraint === undefined || (e.constraint_name ?? e.constraint) === constraint;
+}
+
+/** A zod validation failure's issues as our `details` (code, path, message). */
+export function issuesOf(error: z.ZodError): FieldIssue[] {
+  return error.issues.map((i) => ({
+    code: i.code,
+    path: i.path.map((p) => (typeof p === 'symbol' ? String(p) : p)),
+    message: i.message,
+  }));
 }

@@ -7,8 +7,8 @@
 // compare as instants (a date without a time is midnight UTC); between is inclusive. A document
 // without a value for the tag matches neq and not_contains (it is not equal to the value and does
 // not contain it) and matches no other operator.
-import type { FieldIssue } from './errors.ts';
-import { ServiceError } from './errors.ts';
+import type { FieldIssue } from '../../errors.ts';
+import { ServiceError } from '../../errors.ts';
 import {
   checkTagValue,
   TAG_SQL_TYPE,
@@ -16,7 +16,7 @@ import {
   type TagType,
   type TagValueCheck,
   tagColumn,
-} from './knowledge-tags.ts';
+} from './tags.ts';
 
 export const TAG_FILTER_OPERATORS = [
   'eq',

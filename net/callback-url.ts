@@ -1,8 +1,8 @@
 // Completion-callback URLs: the form a caller may give (an absolute http(s) URL of at most 2048
-// characters, without credentials) and the SSRF rule of the http block (runner/blocks/network-guard.ts)
+// characters, without credentials) and the SSRF rule of the http block (net/network-guard.ts)
 // applied as early as it can be. A literal address is judged when the execution is requested; a host
 // name is judged at each delivery, on what it resolves to then (DNS answers change).
-import { type AllowList, parseIp, RefusedDestinationError, vetHost } from './blocks/network-guard.ts';
+import { type AllowList, parseIp, RefusedDestinationError, vetHost } from './network-guard.ts';
 
 export const CALLBACK_URL_MAX_LENGTH = 2048;
 

@@ -1,24 +1,25 @@
-// Starts executions for API callers (POST /api/workflows/{id}/execute, MCP tool calls) and waits
-// for sync results: runner/execution-starts.ts admits and enqueues; this adds the sync wait, which
-// is registered before the job exists so the runner's notice cannot come too early to be heard.
+// Answers API callers that execute a workflow (POST /api/workflows/{id}/execute, MCP tool calls):
+// jobs/start-execution.ts admits and enqueues; this adds the sync wait, registered before the job
+// exists so the runner's notice cannot come too early to be heard, and shapes the reply.
 import type { Context } from 'hono';
-import { ServiceError } from '../db/errors.ts';
 import { type DoneNotice, getExecution, getExecutionDurably, jobRecord } from '../db/executions.ts';
-import { type Started as Enqueued, executionStarts, type StartRequest } from '../runner/execution-starts.ts';
+import { ServiceError } from '../errors.ts';
+import { executionStarter, type Started, type StartRequest } from '../jobs/start-execution.ts';
 import type { ApiDeps } from './context.ts';
 import { rateLimitHeaders } from './middleware/rate-limit.ts';
 
-export interface Started extends Enqueued {
+/** A started execution as the API holds it: with the caller's wait for a sync result. */
+export interface StartedCall extends Started {
   /** A sync execution's wait for its result; null for async or refused ones. */
   wait: { done: Promise<DoneNotice | null> } | null;
 }
 
-export function executionStarter(deps: ApiDeps) {
+export function executionAnswers(deps: ApiDeps) {
   const { db, config, waiter } = deps;
-  const enqueue = executionStarts(deps);
+  const enqueue = executionStarter(deps);
 
   /** Authorises, checks the inputs against the deployed version and enqueues; throws 4xx. */
-  async function start(request: Omit<StartRequest, 'executionId'>): Promise<Started> {
+  async function start(request: Omit<StartRequest, 'executionId'>): Promise<StartedCall> {
     const executionId = crypto.randomUUID();
     const wait = request.mode === 'sync' ? waiter.wait(executionId, config.SYNC_WAIT_TIMEOUT_MS) : null;
     try {
@@ -49,7 +50,7 @@ export function executionStarter(deps: ApiDeps) {
   }
 
   /** Waits for a sync execution's result; null when it is still running after the wait. */
-  async function result(started: Started): Promise<DoneNotice | null> {
+  async function result(started: StartedCall): Promise<DoneNotice | null> {
     const notice = started.wait ? await started.wait.done : null;
     // The notice carries the result unless it was too large for one; then the row has it.
     if (notice && (notice.status === 'failed' || 'output' in notice)) return notice;
@@ -61,7 +62,7 @@ export function executionStarter(deps: ApiDeps) {
    * 202 acknowledgement of an async execution, or a sync execution's result (202 with its job
    * when it outlives the wait). Rate-limit headers go on every one of them.
    */
-  async function answer(c: Context, started: Started, mode: 'sync' | 'async'): Promise<Response> {
+  async function answer(c: Context, started: StartedCall, mode: 'sync' | 'async'): Promise<Response> {
     const { executionId, admission, createdAt } = started;
     if (config.BILLING_ENABLED) {
       for (const [k, v] of Object.entries(rateLimitHeaders(admission.bucket))) c.header(k, v);

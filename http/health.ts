@@ -3,9 +3,9 @@
 // says it can do its work: the database answers and the queue's schema is reachable.
 import { Hono } from 'hono';
 import type { PgBoss } from 'pg-boss';
-import type { Db } from '../../db/client.ts';
-import type { Logger } from '../../logger.ts';
-import { QUEUES } from '../../runner/queues.ts';
+import type { Db } from '../db/client.ts';
+import { QUEUES } from '../jobs/queues.ts';
+import type { Logger } from '../logger.ts';
 
 // A probe that waits longer than this is as bad as a failed one: the load balancer moves on.
 const CHECK_TIMEOUT_MS = 2000;

@@ -1,18 +1,18 @@
 // Reads of the rows of user tables: a query (filter, sort, limit and offset, with the total the
 // filter selects) and one row by id. Reads take no lock: they see the rows as last committed.
-import type { Queryable } from './client.ts';
-import { invalidField, notFound } from './errors.ts';
-import { isUuid } from './ids.ts';
-import { compileFilter, compileSort } from './table-filters.ts';
-import { checkRef, ROW_COLUMNS, type RowRecord, type TableRef, type TableRow, toRow } from './table-rows.ts';
-import type { ColumnDef } from './table-values.ts';
+import { invalidField, notFound } from '../../errors.ts';
+import type { Queryable } from '../client.ts';
+import { isUuid } from '../ids.ts';
+import { compileFilter, compileSort } from './filters.ts';
+import { checkRef, ROW_COLUMNS, type RowRecord, type TableRef, type TableRow, toRow } from './rows.ts';
+import type { ColumnDef } from './values.ts';
 
 export const MAX_QUERY_LIMIT = 1000;
 
 export interface RowQuery {
-  /** See table-filters.ts. */
+  /** See filters.ts. */
   filter?: unknown;
-  /** See table-filters.ts; position ascending by default. */
+  /** See filters.ts; position ascending by default. */
   sort?: unknown;
   /** 1 to 1000; 100 by default. */
   limit?: number;

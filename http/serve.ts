@@ -1,7 +1,7 @@
 // Serves a Hono app on a port with Node's HTTP server and resolves once it is listening. A port or
 // address that cannot be had is a ConfigError: one line naming the variable that sets it.
 import { type ServerType, serve } from '@hono/node-server';
-import { ConfigError } from './config.ts';
+import { ConfigError, exitOnConfigError } from '../config.ts';
 
 export interface Listening {
   url: string;
@@ -33,6 +33,16 @@ export function listen(
     });
     server.once('error', onError);
   });
+}
+
+/** listen() for an entry point: a port or address it cannot have is one line and exit 1. */
+export function listenOrExit(
+  app: { fetch: (req: Request) => Response | Promise<Response> },
+  port: number,
+  hostname: string,
+  variables?: ListenVariables,
+): Promise<Listening> {
+  return listen(app, port, hostname, variables).catch(exitOnConfigError);
 }
 
 function listenError(err: Error, port: number, host: string, v: ListenVariables): Error {

@@ -4,8 +4,6 @@
 // different knowledge bases, so the SQL column of a tag is always looked up per knowledge base,
 // and column names come only from the fixed slot list below, never from input.
 import { z } from 'zod';
-import { type Actor, recordAudit } from './audit-logs.ts';
-import type { Queryable } from './client.ts';
 import {
   conflict,
   type FieldIssue,
@@ -13,9 +11,11 @@ import {
   isUniqueViolation,
   notFound,
   ServiceError,
-} from './errors.ts';
-import { isUuid } from './ids.ts';
-import { parseIsoInstant } from './instants.ts';
+} from '../../errors.ts';
+import { type Actor, recordAudit } from '../audit-logs.ts';
+import type { Queryable } from '../client.ts';
+import { isUuid } from '../ids.ts';
+import { parseIsoInstant } from '../instants.ts';
 
 export const TAG_TYPES = ['text', 'number', 'date', 'boolean'] as const;
 export type TagType = (typeof TAG_TYPES)[number];
