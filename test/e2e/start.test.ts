@@ -3,12 +3,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createAdminClient } from '../../admin/client.ts';
+import { freePort } from '../helpers/entry-processes.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const KEY_FORMAT = /^sk-service-[A-Za-z0-9_-]{32}$/;
@@ -27,18 +27,6 @@ function tempDir() {
   const dir = mkdtempSync(join(tmpdir(), 'wfs-e2e-'));
   dirs.push(dir);
   return dir;
-}
-
-/** A port nobody listens on right now, on loopback. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const address = srv.address();
-      srv.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject()));
-    });
-  });
 }
 
 interface Exit {

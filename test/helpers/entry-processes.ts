@@ -91,5 +91,12 @@ export async function occupyPort(): Promise<{ port: number; close(): Promise<voi
   return { port: address.port, close: () => new Promise((r) => server.close(() => r())) };
 }
 
+/** A loopback port nobody listens on right now, for a process to be told to listen on. */
+export async function freePort(): Promise<number> {
+  const held = await occupyPort();
+  await held.close();
+  return held.port;
+}
+
 /** The lines of a text, without the empty one after a final newline. */
 export const linesOf = (text: string) => text.split('\n').filter((line) => line !== '');
