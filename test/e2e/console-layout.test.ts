@@ -5,24 +5,19 @@
 // every loop and parallel iteration under the span it ran in; the overview draws a few minutes of
 // runs as bars wide enough to read; and the keys page lists the bootstrap key by default. Each page
 // is saved as a screenshot under test/artifacts/console-layout/ for review.
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildConsole } from '../../admin/console/build.ts';
 import { bootstrap } from '../../db/bootstrap.ts';
 import { type Listening, listen } from '../../http/serve.ts';
+import { haveChromium, launchChromium } from '../helpers/chromium.ts';
 import { ADMIN_TOKEN, startTestService, type TestService } from '../helpers/service.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = fileURLToPath(new URL('../artifacts/console-layout/', import.meta.url));
-const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium) {
-  console.warn(
-    `console-layout.test.ts: the browser tests are SKIPPED: ${CHROMIUM} is missing (apt-get install chromium; .ci/run installs it)`,
-  );
-}
+const browserHere = haveChromium('console-layout.test.ts');
 
 // What an operator sees when a dependency is down: long, and all of it matters.
 const LONG_ERROR =
@@ -136,24 +131,12 @@ const reachable = (l: Locator) =>
     return hit !== null && (hit === el || el.contains(hit));
   });
 
-describe.skipIf(!haveChromium)('the admin console’s layout in chromium', () => {
+describe.skipIf(!browserHere)('the admin console’s layout in chromium', () => {
   let browser: Browser;
 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
   }, 60_000);
 
   afterAll(async () => {

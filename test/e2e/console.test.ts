@@ -9,13 +9,14 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConsole, CONSOLE_DIST, ensureConsoleBuilt } from '../../admin/console/build.ts';
 import { consoleRoutes } from '../../admin/console/serve.ts';
 import { type Listening, listen } from '../../http/serve.ts';
 import { createLogger } from '../../logger.ts';
 import { ingest } from '../api/knowledge-helpers.ts';
+import { haveChromium, launchChromium } from '../helpers/chromium.ts';
 import {
   ADMIN_TOKEN,
   createTenant,
@@ -25,14 +26,8 @@ import {
   type TestService,
 } from '../helpers/service.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = fileURLToPath(new URL('../artifacts/console/', import.meta.url));
-const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium) {
-  console.warn(
-    `console.test.ts: the browser tests are SKIPPED: ${CHROMIUM} is missing (apt-get install chromium; .ci/run installs it)`,
-  );
-}
+const browserHere = haveChromium('console.test.ts');
 
 let svc: TestService;
 let tenant: Tenant;
@@ -236,7 +231,7 @@ edges:
   - { from: check, to: done, branch: short }
 `;
 
-describe.skipIf(!haveChromium)('the admin console in chromium', () => {
+describe.skipIf(!browserHere)('the admin console in chromium', () => {
   let browser: Browser;
   let page: Page;
   let workspaceId: string;
@@ -256,19 +251,7 @@ describe.skipIf(!haveChromium)('the admin console in chromium', () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     workspaceId = await createWorkspace(svc.admin, tenant);
     await svc.admin.workspaces.update.mutate({ workspaceId, name: 'Console tests' });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1360, height: 900 } });
     page.setDefaultTimeout(20_000);
   }, 60_000);
