@@ -151,13 +151,16 @@ describe('the same content twice in one knowledge base', () => {
     // Deleted: its content may come again.
     await svc.admin.knowledge.deleteDocument.mutate({ documentId: a.body.data.document.id });
     expectOk(await uploadDocument(svc, tenant.key, kbId, { workspaceId, name: 'a.txt', content }));
-    // Failed: uploading the same bytes again is how it is retried; a pending or completed copy blocks.
+    // Failed: uploading the same bytes again is how it is retried, as often as it fails. (A pending
+    // copy blocks: the racing test; a completed one: the search test. Asserting a pending copy here
+    // would race the runner, which fails this document within milliseconds.)
     const broken = { name: 'broken.pdf', type: 'application/pdf', content: '%PDF-1.7\nnot really a pdf' };
-    const failed = await uploadDocument(svc, tenant.key, kbId, { workspaceId, ...broken });
-    expect((await settled(svc, failed.body.data.document.id)).processingStatus).toBe('failed');
-    const retry = await uploadDocument(svc, tenant.key, kbId, { workspaceId, ...broken });
-    expectOk(retry);
-    expectError(await uploadDocument(svc, tenant.key, kbId, { workspaceId, ...broken }), 409);
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const upload = await uploadDocument(svc, tenant.key, kbId, { workspaceId, ...broken });
+      expectOk(upload);
+      expect((await settled(svc, upload.body.data.document.id)).processingStatus).toBe('failed');
+    }
+    expect(await documentCount(kbId)).toBe(3);
   });
 
   it('keeps each search hit single', async () => {
