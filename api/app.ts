@@ -1,5 +1,5 @@
 // Builds the public REST API as a Hono app (no listening here: tests call app.request()).
-import { Hono } from 'hono';
+import { OpenAPIHono } from '@hono/zod-openapi';
 import { requestId } from 'hono/request-id';
 import { healthRoutes } from '../http/health.ts';
 import { requestLog } from '../http/request-log.ts';
@@ -12,6 +12,7 @@ import { errorHandler, notFoundHandler } from './middleware/errors.ts';
 import { httpMetrics } from './middleware/http-metrics.ts';
 import { IDEMPOTENT_ROUTES, idempotency } from './middleware/idempotency.ts';
 import { apiRateLimit } from './middleware/rate-limit.ts';
+import { openApiDocument } from './openapi/document.ts';
 import { openApiRoutes } from './openapi/serve.ts';
 import { auditLogRoutes } from './routes/audit-logs.ts';
 import { docRoutes } from './routes/docs.ts';
@@ -20,15 +21,27 @@ import { jobRoutes } from './routes/jobs.ts';
 import { knowledgeRoutes } from './routes/knowledge.ts';
 import { logRoutes } from './routes/logs.ts';
 import { mcpRoutes } from './routes/mcp.ts';
+import type { Guards } from './routes/router.ts';
 import { tableRoutes } from './routes/tables.ts';
 import { usageLimitRoutes } from './routes/usage-limits.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 import { workflowRoutes } from './routes/workflows.ts';
-import { workspaceRoutes } from './routes/workspaces.ts';
+import { workspaceRoutes } from './routes/workspaces/routes.ts';
 import '../zod-messages.ts';
 
+const LEGACY_RATED = [
+  '/api/v1/audit-logs',
+  '/api/v1/logs',
+  '/api/v1/tables',
+  '/api/v1/files',
+  '/api/v1/knowledge',
+  '/api/v1/docs',
+  '/api/jobs',
+  '/api/users',
+];
+
 export function createApp(deps: ApiDeps) {
-  const app = new Hono<ApiEnv>();
+  const app = new OpenAPIHono<ApiEnv>();
   app.use(requestId({ headerName: 'X-Request-Id' }));
   app.onError(errorHandler(deps.log));
   app.notFound(notFoundHandler);
@@ -38,18 +51,22 @@ export function createApp(deps: ApiDeps) {
   app.route('/', healthRoutes(deps));
   // The root, the OpenAPI document and the reference page (/docs) are public: registered before the
   // key check.
-  app.route('/', openApiRoutes(deps.config));
+  app.route(
+    '/',
+    openApiRoutes(deps.config, () => openApiDocument(app)),
+  );
   // Inbound webhooks authenticate by the secret token in their URL (and a signature), not a key.
   app.route('/api/webhooks', webhookRoutes(deps));
   app.use('/api/*', apiKeyAuth(deps.db));
   app.use('/api/*', jsonBodyLimit());
-  // Before the rate limit: a replayed answer takes no token.
-  const idempotent = idempotency(deps);
-  for (const path of IDEMPOTENT_ROUTES) app.post(path, idempotent);
-  // Execute judges its own buckets as it admits executions; the rest share the `api` bucket.
-  const rateLimit = apiRateLimit(deps);
-  for (const path of ['/api/v1/*', '/api/jobs/*', '/api/users/*']) app.use(path, rateLimit);
-  app.route('/api/v1/workspaces', workspaceRoutes(deps));
+  // Each route stands behind the guards it calls for (api/routes/router.ts): idempotency where it
+  // documents the Idempotency-Key header, then the `api` bucket on the /api/v1, jobs and usage
+  // routes (execute judges its own buckets as it admits executions).
+  const guards: Guards = { idempotency: idempotency(deps), rateLimit: apiRateLimit(deps) };
+  // Until their routers are converted: the guards by path, before the routes.
+  for (const path of IDEMPOTENT_ROUTES) app.post(path, guards.idempotency);
+  for (const path of LEGACY_RATED) app.use(`${path}/*`, guards.rateLimit);
+  app.route('/', workspaceRoutes(deps, guards));
   app.route('/api/v1/audit-logs', auditLogRoutes(deps));
   app.route('/api/v1/logs', logRoutes(deps));
   app.route('/api/v1/tables', tableRoutes(deps));

@@ -7,9 +7,22 @@ import { type FieldIssue, invalidField, issuesOf, ServiceError } from '../../err
 import { parseJson } from '../../json-errors.ts';
 import '../../zod-messages.ts';
 
-function parse<S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> {
+// What a 400 says for each part of the request (the validation targets of Hono).
+const INVALID: Record<string, string> = {
+  json: 'Invalid request body',
+  query: 'Invalid query parameters',
+  param: 'Invalid request',
+};
+
+/** The 400 of a request part that does not fit its schema: `details` are the field issues. */
+export function invalidRequest(target: string, problem: z.ZodError | FieldIssue[]): ServiceError {
+  const details = Array.isArray(problem) ? problem : issuesOf(problem);
+  return new ServiceError(400, INVALID[target] ?? 'Invalid request', { details });
+}
+
+function parse<S extends z.ZodType>(schema: S, value: unknown, target: 'json' | 'query'): z.output<S> {
   const result = schema.safeParse(value);
-  if (!result.success) throw new ServiceError(400, `Invalid ${what}`, { details: issuesOf(result.error) });
+  if (!result.success) throw invalidRequest(target, result.error);
   return result.data;
 }
 
@@ -17,7 +30,7 @@ function parse<S extends z.ZodType>(schema: S, value: unknown, what: string): z.
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 export async function jsonBody<S extends z.ZodType>(c: Context, schema: S): Promise<z.output<S>> {
-  return parse(schema, jsonValueOf(utf8Text(await c.req.arrayBuffer())), 'request body');
+  return parse(schema, jsonValueOf(utf8Text(await c.req.arrayBuffer())), 'json');
 }
 
 /** A request body's text: refused (400) unless it is valid UTF-8. */
@@ -60,7 +73,7 @@ export function queryParams<S extends z.ZodType>(c: Context, schema: S): z.outpu
   if (repeated.length) throw new ServiceError(400, 'Invalid query parameters', { details: repeated });
   const issue = unstorableIssue(single);
   if (issue) throw new ServiceError(400, 'Invalid query parameters', { details: [issue] });
-  return parse(schema, single, 'query parameters');
+  return parse(schema, single, 'query');
 }
 
 /** A whole number in a query string; stricter than z.coerce, which reads '' as 0 and '1e3' as 1000. */

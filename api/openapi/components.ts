@@ -71,6 +71,25 @@ export function annotateFields(schema: z.ZodType, fields: Record<string, Record<
   return schema;
 }
 
+/**
+ * A copy of an object schema with its fields documented (the original, perhaps a store's, is left
+ * as it was). Whole numbers carried as text are shown as the integers they stand for.
+ */
+export function withFieldDocs<S extends AnyObject>(
+  schema: S,
+  fields: { [K in keyof S['shape']]?: Record<string, unknown> },
+): S {
+  const shape: Record<string, z.ZodType> = {};
+  for (const [name, meta] of Object.entries(fields) as [string, Record<string, unknown>][]) {
+    const field = schema.shape[name] as z.ZodType | undefined;
+    if (!field) throw new Error(`No field ${name} to document`);
+    const bounds = wholeNumberBounds(field);
+    const fallback = field instanceof z.ZodDefault ? { default: field._zod.def.defaultValue } : {};
+    shape[name] = field.meta(bounds ? { type: 'integer', ...bounds, ...fallback, ...meta } : meta);
+  }
+  return schema.extend(shape) as unknown as S;
+}
+
 // --- Errors ---------------------------------------------------------------------------------------
 
 export const fieldIssue = z
@@ -231,22 +250,44 @@ type HeadersObject = Exclude<ResponseConfig['headers'], z.ZodType | undefined>;
  */
 export type Metering = 'none' | 'api' | 'shown' | 'execute';
 
-export interface Answer {
+export interface Answer<S extends z.ZodType = z.ZodType> {
   description: string;
-  schema: z.ZodType;
+  schema: S;
   example?: unknown;
   /** Several named examples instead of one. */
   examples?: Record<string, { summary: string; value: unknown }>;
-  /** Media type; JSON unless said. */
-  mediaType?: string;
 }
 
-/** A success response. */
-export function ok(
-  answer: Answer,
+type Examples = Record<string, { summary: string; value: unknown }>;
+
+/** A success response in JSON, typed by its schema so a route's answers are checked. */
+export function ok<S extends z.ZodType>(
+  answer: Answer<S>,
   metering: Metering,
   extra: { idempotent?: boolean; headers?: HeadersObject } = {},
-): ResponseConfig {
+): {
+  description: string;
+  headers: HeadersObject;
+  content: { 'application/json': { schema: S; example?: unknown; examples?: Examples } };
+} {
+  return { ...okHeaders(answer, metering, extra), content: { 'application/json': mediaOf(answer) } };
+}
+
+/** A success response of another media type (a file's bytes). */
+export function okMedia<S extends z.ZodType>(
+  mediaType: string,
+  answer: Answer<S>,
+  metering: Metering,
+  extra: { idempotent?: boolean; headers?: HeadersObject } = {},
+) {
+  return { ...okHeaders(answer, metering, extra), content: { [mediaType]: mediaOf(answer) } };
+}
+
+function okHeaders(
+  answer: Answer,
+  metering: Metering,
+  extra: { idempotent?: boolean; headers?: HeadersObject },
+): { description: string; headers: HeadersObject } {
   return {
     description: answer.description,
     headers: {
@@ -255,22 +296,37 @@ export function ok(
       ...(extra.idempotent ? { 'Idempotent-Replayed': ref('Idempotent-Replayed') } : {}),
       ...extra.headers,
     },
-    content: {
-      [answer.mediaType ?? 'application/json']: {
-        schema: answer.schema,
-        ...(answer.example !== undefined ? { example: answer.example } : {}),
-        ...(answer.examples ? { examples: answer.examples } : {}),
-      },
-    },
   };
 }
+
+const mediaOf = <S extends z.ZodType>(answer: Answer<S>) => ({
+  schema: answer.schema,
+  ...(answer.example !== undefined ? { example: answer.example } : {}),
+  ...(answer.examples ? { examples: answer.examples } : {}),
+});
+
+/** One error answer: the error body, with its example or named examples. */
+interface ErrorResponse {
+  description: string;
+  headers: HeadersObject;
+  content: {
+    'application/json': {
+      schema: typeof errorBody;
+      example?: unknown;
+      examples?: Record<string, { summary: string; value: unknown }>;
+    };
+  };
+}
+
+/** An operation's error answers by status (401 and 500 always): typed, so its answers are checked. */
+export type ErrorResponses<K extends ErrorStatus> = { [S in K | 401 | 500]: ErrorResponse };
 
 /**
  * The error responses of an operation, each with its examples (the messages the service really
  * gives in that case). 401 and 500 are added to every authenticated operation.
  */
-export function errors(
-  cases: ErrorCases,
+export function errors<C extends ErrorCases>(
+  cases: C,
   options: {
     metering: Metering;
     authenticated?: boolean;
@@ -278,7 +334,7 @@ export function errors(
     /** The statuses that carry Retry-After: 429 always; 409 where an Idempotency-Key is in flight. */
     retryAfter?: ErrorStatus[];
   },
-): Record<string, ResponseConfig> {
+): ErrorResponses<keyof C & ErrorStatus> {
   const all: ErrorCases = {
     ...cases,
     ...(options.authenticated === false
@@ -286,7 +342,7 @@ export function errors(
       : { 401: cases[401] ?? [DEFAULT_ERROR[401] as ErrorExample, { error: 'Invalid or revoked API key' }] }),
     500: cases[500] ?? (DEFAULT_ERROR[500] as ErrorExample),
   };
-  const out: Record<string, ResponseConfig> = {};
+  const out: Record<string, ErrorResponse> = {};
   for (const key of Object.keys(all)
     .map(Number)
     .sort((a, b) => a - b) as ErrorStatus[]) {
@@ -319,19 +375,19 @@ export function errors(
       },
     };
   }
-  return out;
+  return out as ErrorResponses<keyof C & ErrorStatus>;
 }
 
 // --- Request pieces -------------------------------------------------------------------------------
 
 /** A JSON request body with its example (or named examples). */
-export function jsonBody(
-  schema: z.ZodType,
+export function jsonBody<S extends z.ZodType>(
+  schema: S,
   example: unknown,
   more: { description?: string; examples?: Record<string, { summary: string; value: unknown }> } = {},
 ) {
   return {
-    required: true,
+    required: true as const,
     ...(more.description ? { description: more.description } : {}),
     content: {
       'application/json': {

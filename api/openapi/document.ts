@@ -1,7 +1,9 @@
-// Builds the OpenAPI 3.1 document of the public API from the zod schemas the routes validate with:
-// each resource file registers its paths; this module adds the security scheme and shared parts and
-// generates the document once per process.
+// Assembles the OpenAPI 3.1 document of the public API: the operations the app's routers registered
+// (each a `createRoute` object, the same one that routes and validates), the pages outside the API
+// plane (root, probes, this document), the security scheme and shared headers. Generated once per
+// app: the routes do not change while it runs.
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
+import type { OpenAPIHono } from '@hono/zod-openapi';
 import { z } from 'zod';
 import { errors, ok, registerHeaders } from './components.ts';
 import { registerFiles } from './files.ts';
@@ -15,7 +17,6 @@ import { registerTables } from './tables.ts';
 import { registerUsageLimits } from './usage-limits.ts';
 import { registerWebhooks } from './webhooks.ts';
 import { registerWorkflows } from './workflows.ts';
-import { registerWorkspaces } from './workspaces.ts';
 
 export const API_KEY_SCHEME = 'ApiKeyAuth';
 
@@ -34,9 +35,13 @@ allows personal keys); a workspace key acts only in its workspace. Inbound webho
 \`/api/v1\` requests apart. Answers carry \`X-RateLimit-Limit\` (per minute), \`X-RateLimit-Remaining\`
 and \`X-RateLimit-Reset\` (Unix seconds); a 429 carries \`Retry-After\` (seconds).`;
 
+/** The app whose routes the document describes: any OpenAPIHono, whatever its variables. */
+// biome-ignore lint/suspicious/noExplicitAny: only its registry is read
+type DocumentedApp = OpenAPIHono<any>;
+
 /** The registry holding every documented operation (the tests walk its definitions). */
-export function buildRegistry(): OpenAPIRegistry {
-  const registry = new OpenAPIRegistry();
+export function buildRegistry(app: DocumentedApp): OpenAPIRegistry {
+  const registry = new OpenAPIRegistry([app.openAPIRegistry]);
   registry.registerComponent('securitySchemes', API_KEY_SCHEME, {
     type: 'apiKey',
     in: 'header',
@@ -51,7 +56,6 @@ export function buildRegistry(): OpenAPIRegistry {
   registerKnowledge(registry);
   registerTables(registry);
   registerFiles(registry);
-  registerWorkspaces(registry);
   registerLogs(registry);
   registerMcp(registry);
   registerRoot(registry);
@@ -80,8 +84,8 @@ export function buildRegistry(): OpenAPIRegistry {
   return registry;
 }
 
-export function generateDocument(registry = buildRegistry()) {
-  return new OpenApiGeneratorV31(registry.definitions).generateDocument({
+export function generateDocument(app: DocumentedApp) {
+  return new OpenApiGeneratorV31(buildRegistry(app).definitions).generateDocument({
     openapi: '3.1.0',
     info: { title: 'Workflow service API', version: '1.0.0', description: DESCRIPTION },
     security: [{ [API_KEY_SCHEME]: [] }],
@@ -103,10 +107,14 @@ export function generateDocument(registry = buildRegistry()) {
 
 export type OpenApiDocument = ReturnType<typeof generateDocument>;
 
-let cached: OpenApiDocument | undefined;
+const generated = new WeakMap<DocumentedApp, OpenApiDocument>();
 
-/** The document, generated on first use and kept: the schemas do not change while the process runs. */
-export function openApiDocument(): OpenApiDocument {
-  cached ??= generateDocument();
-  return cached;
+/** The app's document, generated on first use and kept. */
+export function openApiDocument(app: DocumentedApp): OpenApiDocument {
+  let doc = generated.get(app);
+  if (!doc) {
+    doc = generateDocument(app);
+    generated.set(app, doc);
+  }
+  return doc;
 }

@@ -14,6 +14,7 @@ import {
   idempotencyHeaders,
   invalid,
   ok,
+  okMedia,
   READ_DENIED,
   RESOURCE_WRITE_DENIED,
   WRITE_DENIED,
@@ -164,11 +165,11 @@ export function registerFiles(registry: OpenAPIRegistry) {
     description: "The file's bytes, streamed, as its media type.",
     request: { params: filePath, query: fileContentQuery },
     responses: {
-      200: ok(
+      200: okMedia(
+        '*/*',
         {
           description: "The bytes; Content-Type is the file's media type",
           schema: z.string().meta({ format: 'binary' }),
-          mediaType: '*/*',
         },
         'api',
         {

@@ -11,7 +11,7 @@ import { gzip } from 'node:zlib';
 import { Scalar } from '@scalar/hono-api-reference';
 import { type Context, Hono } from 'hono';
 import type { Config } from '../../config.ts';
-import { openApiDocument } from './document.ts';
+import type { OpenApiDocument } from './document.ts';
 import { ROOT_HTML, ROOT_JSON } from './root.ts';
 
 export const OPENAPI_PATH = '/api/openapi.json';
@@ -73,7 +73,8 @@ async function bundleUrl(): Promise<string> {
   return `${BUNDLE_PATH}?v=${(await loadBundle()).version}`;
 }
 
-export function openApiRoutes(config: Pick<Config, 'PUBLIC_URL'>) {
+/** The pages; `document` gives the API's document (generated once the app's routes are all in). */
+export function openApiRoutes(config: Pick<Config, 'PUBLIC_URL'>, document: () => OpenApiDocument) {
   return new Hono()
     .get('/', (c) => {
       // The answer depends on Accept: caches must keep the two apart.
@@ -81,7 +82,7 @@ export function openApiRoutes(config: Pick<Config, 'PUBLIC_URL'>) {
       return /\btext\/html\b/i.test(c.req.header('accept') ?? '') ? c.html(ROOT_HTML) : c.json(ROOT_JSON);
     })
     .get(OPENAPI_PATH, (c) => {
-      const { openapi, info, ...rest } = openApiDocument();
+      const { openapi, info, ...rest } = document();
       const servers = [{ url: publicOrigin(c, config.PUBLIC_URL), description: 'This service' }];
       return c.json({ openapi, info, servers, ...rest });
     })

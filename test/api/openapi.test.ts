@@ -178,7 +178,7 @@ describe('coverage: the document and the app agree', () => {
 
 describe('examples', () => {
   const routes = () =>
-    buildRegistry()
+    buildRegistry(svc.app)
       .definitions.filter((d): d is { type: 'route'; route: RouteConfig } => d.type === 'route')
       .map((d) => d.route);
 
@@ -696,7 +696,7 @@ describe('the document and the reference page', () => {
     expect(served.info.title).toBeTruthy();
     // As generated, plus the server the request reached (app.request's is http://localhost).
     expect(served).toEqual({
-      ...JSON.parse(JSON.stringify(generateDocument())),
+      ...JSON.parse(JSON.stringify(generateDocument(svc.app))),
       servers: [{ url: 'http://localhost', description: 'This service' }],
     });
     expect(served.components.securitySchemes.ApiKeyAuth).toEqual(

@@ -44,6 +44,7 @@ beforeAll(async () => {
   svc = await startTestService({}, { runner: true, clock: () => NOW });
   tenant = await createTenant(svc.admin, { plan: 'enterprise' });
   greet = await deployWorkflow(svc.admin, tenant.workspace.id, GREET, 'greet');
+  loadDocument();
 });
 afterAll(() => svc.close());
 
@@ -79,17 +80,19 @@ type AddFormats = typeof addFormatsModule.default;
 const addFormats = ((addFormatsModule as unknown as { default?: AddFormats }).default ??
   addFormatsModule) as AddFormats;
 
-// The OpenAPI document with its object schemas closed, so an undocumented field fails validation.
 const ajv = new Ajv2020({ strict: false, allErrors: true });
 addFormats(ajv);
-ajv.addSchema(
-  JSON.parse(JSON.stringify(openApiDocument()), (_k, v) =>
-    v && v.type === 'object' && v.properties && v.additionalProperties === undefined
-      ? { ...v, additionalProperties: false }
-      : v,
-  ),
-  'openapi.json',
-);
+/** Loads the app's document, its object schemas closed so an undocumented field fails validation. */
+function loadDocument() {
+  ajv.addSchema(
+    JSON.parse(JSON.stringify(openApiDocument(svc.app)), (_k, v) =>
+      v && v.type === 'object' && v.properties && v.additionalProperties === undefined
+        ? { ...v, additionalProperties: false }
+        : v,
+    ),
+    'openapi.json',
+  );
+}
 const OPERATION = 'openapi.json#/paths/~1api~1webhooks~1{token}/post/responses';
 
 /** Every answer's status is one the document lists for the operation, and its body fits that answer. */

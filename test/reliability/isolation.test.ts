@@ -29,7 +29,7 @@ interface Operation {
 
 /** Every operation of the document that needs an API key (probes, the document itself and webhooks by token do not). */
 function keyedOperations(): Operation[] {
-  const doc = openApiDocument() as Json;
+  const doc = openApiDocument(svc.app) as Json;
   const out: Operation[] = [];
   for (const [path, ops] of Object.entries(doc.paths as Json))
     for (const [method, op] of Object.entries(ops as Json)) {

@@ -1,0 +1,122 @@
+// The router every public resource builds its endpoints on. One `createRoute` object per operation
+// is at once the path, the request validation, the typed answer and the OpenAPI documentation:
+// `router.openapi(route, handler)` registers it with @hono/zod-openapi, in front of the guards the
+// route calls for.
+//
+// Requests are validated here rather than by zod-openapi's own validators, for three behaviours
+// clients rely on: a JSON body is read whatever its Content-Type (`curl -d` sends form-urlencoded),
+// strictly (invalid UTF-8, text Postgres cannot store, and the line and column of a syntax error are
+// each a clear 400; an empty body is `{}`); a query parameter given twice is a 400, not a silent
+// pick; and path, query and body are judged in that order, the first failing part answering. The
+// failures become the same 400 `{error, details}` as the `defaultHook`, which covers any validator
+// zod-openapi still runs.
+import { OpenAPIHono, type RouteConfig, type RouteHandler } from '@hono/zod-openapi';
+import type { Handler, MiddlewareHandler } from 'hono';
+import { z } from 'zod';
+import type { ApiEnv } from '../context.ts';
+import { invalidRequest, jsonBody, queryParams } from '../middleware/validate.ts';
+import { idempotencyHeaders } from '../openapi/components.ts';
+
+/** The middleware a route may stand behind, built once per app (each keeps state). */
+export interface Guards {
+  /** Idempotency-Key: on the routes that document that header. */
+  idempotency: MiddlewareHandler<ApiEnv>;
+  /** The /api/v1 bucket: on every route of a router made with `rateLimited`. */
+  rateLimit: MiddlewareHandler<ApiEnv>;
+}
+
+// Path parameters reported under another name than their place in the path (`{id}` of a knowledge
+// base is `knowledgeBaseId` in a 400), keyed by the parameter's schema.
+const reportedNames = new WeakMap<z.ZodType, string>();
+
+/**
+ * A path parameter that must be a UUID, documented with its description and example; a 400 names
+ * it `reportAs` (the field a client knows it by) when that differs from its name in the path.
+ */
+export function uuidParam(description: string, example: string, reportAs?: string) {
+  const schema = z.uuid({ error: 'Must be a UUID' }).meta({ description, example });
+  if (reportAs) reportedNames.set(schema, reportAs);
+  return schema;
+}
+
+type RequestParts = NonNullable<RouteConfig['request']>;
+
+/** The JSON body schema of a route, if it takes one. */
+function bodySchemaOf(request: RequestParts | undefined): z.ZodType | undefined {
+  const media = request?.body?.content?.['application/json'];
+  const schema = media && 'schema' in media ? media.schema : undefined;
+  return schema instanceof z.ZodType ? schema : undefined;
+}
+
+/** Validates path, query and body, in that order, and hands the parsed values to `c.req.valid()`. */
+function requestValidator(request: RequestParts): MiddlewareHandler<ApiEnv> | undefined {
+  const params = request.params instanceof z.ZodObject ? request.params : undefined;
+  const query = request.query instanceof z.ZodType ? request.query : undefined;
+  const body = bodySchemaOf(request);
+  if (!params && !query && !body) return undefined;
+  return async (c, next) => {
+    if (params) c.req.addValidatedData('param', pathParams(params, c.req.param()) as object);
+    if (query) c.req.addValidatedData('query', queryParams(c, query) as object);
+    if (body) c.req.addValidatedData('json', (await jsonBody(c, body)) as object);
+    await next();
+  };
+}
+
+function pathParams(schema: z.ZodObject, values: Record<string, string>): unknown {
+  const result = schema.safeParse(values);
+  if (result.success) return result.data;
+  // One parameter at a time, as a reader fixes them: the first in the path that is wrong.
+  const issue = result.error.issues[0] as z.core.$ZodIssue;
+  const name = String(issue.path[0]);
+  const field = schema.shape[name] as z.ZodType | undefined;
+  const reported = (field && reportedNames.get(field)) ?? name;
+  const rest = issue.path.slice(1).map((p) => (typeof p === 'number' ? p : String(p)));
+  throw invalidRequest('param', [{ code: issue.code, path: [reported, ...rest], message: issue.message }]);
+}
+
+/** zod-openapi's hook for any validation it runs itself: the same 400 as ours. */
+const defaultHook = (result: { success: boolean; target: string; error?: z.ZodError }) => {
+  if (!result.success && result.error) throw invalidRequest(result.target, result.error);
+};
+
+export class Router {
+  readonly app = new OpenAPIHono<ApiEnv>({ defaultHook });
+  readonly #guards: Guards;
+  readonly #rateLimited: boolean;
+
+  constructor(guards: Guards, options: { rateLimited: boolean }) {
+    this.#guards = guards;
+    this.#rateLimited = options.rateLimited;
+  }
+
+  /** The guards in front of a route: idempotency first, so a replay takes no rate-limit token. */
+  #guardsOf(route: RouteConfig): MiddlewareHandler<ApiEnv>[] {
+    return [
+      ...(route.request?.headers === idempotencyHeaders ? [this.#guards.idempotency] : []),
+      ...(this.#rateLimited ? [this.#guards.rateLimit] : []),
+    ];
+  }
+
+  /** An operation: documented, guarded, validated, and answered by a handler typed by its route. */
+  openapi<R extends RouteConfig>(route: R, handler: RouteHandler<R, ApiEnv>): this {
+    this.app.openAPIRegistry.registerPath(route);
+    const validator = route.request ? requestValidator(route.request) : undefined;
+    const middleware = [...this.#guardsOf(route), ...(validator ? [validator] : [])];
+    // zod-openapi registers the handler; the document already holds the route, and the request
+    // parts are validated above, so the copy it gets is hidden and has none.
+    const { request: _validatedAbove, ...rest } = route;
+    this.app.openapi({ ...rest, hide: true, middleware } as unknown as R, handler);
+    return this;
+  }
+
+  /**
+   * An operation whose request streams (multipart uploads): documented by its route, guarded, and
+   * handled as a plain Hono handler that reads the body as it arrives.
+   */
+  streaming(route: RouteConfig, handler: Handler<ApiEnv>): this {
+    this.app.openAPIRegistry.registerPath(route);
+    const path = route.path.replaceAll(/\/{(.+?)}/g, '/:$1');
+    this.app.on([route.method.toUpperCase()], [path], ...this.#guardsOf(route), handler);
+    return this;
+  }
+}
