@@ -110,10 +110,11 @@ export class Router {
   }
 
   /**
-   * An operation whose request streams (multipart uploads): documented by its route, guarded, and
-   * handled as a plain Hono handler that reads the body as it arrives.
+   * An operation that reads its own request: a multipart upload streamed as it arrives, an inbound
+   * webhook of any media type, a JSON-RPC exchange. Documented by its route and guarded like the
+   * others; its handler is a plain Hono handler.
    */
-  streaming(route: RouteConfig, handler: Handler<ApiEnv>): this {
+  plain(route: RouteConfig, handler: Handler<ApiEnv>): this {
     this.app.openAPIRegistry.registerPath(route);
     const path = route.path.replaceAll(/\/{(.+?)}/g, '/:$1');
     this.app.on([route.method.toUpperCase()], [path], ...this.#guardsOf(route), handler);
