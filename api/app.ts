@@ -20,7 +20,7 @@ import { fileRoutes } from './routes/files.ts';
 import { jobRoutes } from './routes/jobs.ts';
 import { knowledgeRoutes } from './routes/knowledge.ts';
 import { logRoutes } from './routes/logs.ts';
-import { mcpRoutes } from './routes/mcp.ts';
+import { mcpRoutes } from './routes/mcp/routes.ts';
 import type { Guards } from './routes/router.ts';
 import { tableRoutes } from './routes/tables.ts';
 import { usageLimitRoutes } from './routes/usage-limits.ts';
@@ -80,7 +80,7 @@ export function createApp(deps: ApiDeps) {
   app.route('/api/workflows', workflowRoutes(deps));
   app.route('/api/jobs', jobRoutes(deps));
   app.route('/api/users/me/usage-limits', usageLimitRoutes(deps));
-  app.route('/api/mcp', mcpRoutes(deps));
+  app.route('/', mcpRoutes(deps, guards));
   return app;
 }
 

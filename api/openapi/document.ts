@@ -11,7 +11,6 @@ import { registerHealth } from './health.ts';
 import { registerJobs } from './jobs.ts';
 import { registerKnowledge } from './knowledge.ts';
 import { registerLogs } from './logs.ts';
-import { registerMcp } from './mcp.ts';
 import { registerRoot } from './root.ts';
 import { registerTables } from './tables.ts';
 import { registerUsageLimits } from './usage-limits.ts';
@@ -57,7 +56,6 @@ export function buildRegistry(app: DocumentedApp): OpenAPIRegistry {
   registerTables(registry);
   registerFiles(registry);
   registerLogs(registry);
-  registerMcp(registry);
   registerRoot(registry);
   registerHealth(registry);
   registry.registerPath({

@@ -7,8 +7,8 @@ import { Client } from '@modelcontextprotocol/sdk/client';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CallToolResult, ErrorCode, McpError } from '../../api/mcp-sdk.ts';
-import { TOOL_NAME, toolNames } from '../../api/mcp-tools.ts';
+import { type CallToolResult, ErrorCode, McpError } from '../../api/routes/mcp/sdk.ts';
+import { TOOL_NAME, toolNames } from '../../api/routes/mcp/tools.ts';
 import { type Listening, listen } from '../../http/serve.ts';
 import {
   addPerson,

@@ -1,10 +1,10 @@
 // The deployed workflows of a workspace as MCP tools: a stable, valid tool name for each, its
 // description, and a JSON Schema of its declared inputs. Pure: the same workflows always give the
 // same tools, so any API process answers a client's tools/list and tools/call alike.
-import { slugify } from '../db/slugs.ts';
-import type { DeployedWorkflow } from '../db/workflows.ts';
-import type { InputSpec } from '../runner/executor/definition.ts';
-import type { Tool } from './mcp-sdk.ts';
+import { slugify } from '../../../db/slugs.ts';
+import type { DeployedWorkflow } from '../../../db/workflows.ts';
+import type { InputSpec } from '../../../runner/executor/definition.ts';
+import type { Tool } from './sdk.ts';
 
 /** What MCP clients accept as a tool name (several refuse anything longer or wider). */
 export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;

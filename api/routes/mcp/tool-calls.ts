@@ -3,12 +3,12 @@
 // version, spend and rate limits, execution row and audit entry, result through the completion
 // waiter), and shapes the outcome as a tool result. Every refusal a caller can act on (bad inputs,
 // limits, permission) is a tool error the model reads, not a protocol error.
-import type { Principal } from '../db/api-keys.ts';
-import { type DoneNotice, getExecution } from '../db/executions.ts';
-import { ServiceError } from '../errors.ts';
-import type { ApiDeps } from './context.ts';
-import { executionAnswers } from './execution-answer.ts';
-import type { CallToolResult } from './mcp-sdk.ts';
+import type { Principal } from '../../../db/api-keys.ts';
+import { type DoneNotice, getExecution } from '../../../db/executions.ts';
+import { ServiceError } from '../../../errors.ts';
+import type { ApiDeps } from '../../context.ts';
+import { executionAnswers } from '../../execution-answer.ts';
+import type { CallToolResult } from './sdk.ts';
 
 /** The trigger recorded on executions started through MCP (the logs API filters on it). */
 export const MCP_TRIGGER = 'mcp';
