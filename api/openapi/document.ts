@@ -13,7 +13,6 @@ import { registerKnowledge } from './knowledge.ts';
 import { registerLogs } from './logs.ts';
 import { registerMcp } from './mcp.ts';
 import { registerRoot } from './root.ts';
-import { registerTables } from './tables.ts';
 import { registerUsageLimits } from './usage-limits.ts';
 import { registerWebhooks } from './webhooks.ts';
 import { registerWorkflows } from './workflows.ts';
@@ -54,7 +53,6 @@ export function buildRegistry(app: DocumentedApp): OpenAPIRegistry {
   registerJobs(registry);
   registerUsageLimits(registry);
   registerKnowledge(registry);
-  registerTables(registry);
   registerFiles(registry);
   registerLogs(registry);
   registerMcp(registry);
