@@ -22,7 +22,8 @@ import { knowledgeRoutes } from './routes/knowledge.ts';
 import { logRoutes } from './routes/logs.ts';
 import { mcpRoutes } from './routes/mcp/routes.ts';
 import type { Guards } from './routes/router.ts';
-import { tableRoutes } from './routes/tables.ts';
+import { tableRoutes } from './routes/tables/routes.ts';
+import { rowRoutes } from './routes/tables/row-routes.ts';
 import { usageLimitRoutes } from './routes/usage-limits.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 import { workflowRoutes } from './routes/workflows.ts';
@@ -32,7 +33,6 @@ import '../zod-messages.ts';
 const LEGACY_RATED = [
   '/api/v1/audit-logs',
   '/api/v1/logs',
-  '/api/v1/tables',
   '/api/v1/files',
   '/api/v1/knowledge',
   '/api/v1/docs',
@@ -67,9 +67,10 @@ export function createApp(deps: ApiDeps) {
   for (const path of IDEMPOTENT_ROUTES) app.post(path, guards.idempotency);
   for (const path of LEGACY_RATED) app.use(`${path}/*`, guards.rateLimit);
   app.route('/', workspaceRoutes(deps, guards));
+  app.route('/', tableRoutes(deps, guards));
+  app.route('/', rowRoutes(deps, guards));
   app.route('/api/v1/audit-logs', auditLogRoutes(deps));
   app.route('/api/v1/logs', logRoutes(deps));
-  app.route('/api/v1/tables', tableRoutes(deps));
   const storage = createStorage(deps.config);
   app.route('/api/v1/files', fileRoutes({ ...deps, storage }));
   app.route(

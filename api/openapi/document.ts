@@ -12,7 +12,6 @@ import { registerJobs } from './jobs.ts';
 import { registerKnowledge } from './knowledge.ts';
 import { registerLogs } from './logs.ts';
 import { registerRoot } from './root.ts';
-import { registerTables } from './tables.ts';
 import { registerUsageLimits } from './usage-limits.ts';
 import { registerWebhooks } from './webhooks.ts';
 import { registerWorkflows } from './workflows.ts';
@@ -53,7 +52,6 @@ export function buildRegistry(app: DocumentedApp): OpenAPIRegistry {
   registerJobs(registry);
   registerUsageLimits(registry);
   registerKnowledge(registry);
-  registerTables(registry);
   registerFiles(registry);
   registerLogs(registry);
   registerRoot(registry);
