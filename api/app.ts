@@ -14,12 +14,12 @@ import { IDEMPOTENT_ROUTES, idempotency } from './middleware/idempotency.ts';
 import { apiRateLimit } from './middleware/rate-limit.ts';
 import { openApiDocument } from './openapi/document.ts';
 import { openApiRoutes } from './openapi/serve.ts';
-import { auditLogRoutes } from './routes/audit-logs.ts';
-import { docRoutes } from './routes/docs.ts';
-import { fileRoutes } from './routes/files.ts';
+import { auditLogRoutes } from './routes/audit-logs/routes.ts';
+import { docRoutes } from './routes/docs/routes.ts';
+import { fileRoutes } from './routes/files/routes.ts';
 import { jobRoutes } from './routes/jobs.ts';
 import { knowledgeRoutes } from './routes/knowledge.ts';
-import { logRoutes } from './routes/logs.ts';
+import { logRoutes } from './routes/logs/routes.ts';
 import { mcpRoutes } from './routes/mcp.ts';
 import type { Guards } from './routes/router.ts';
 import { tableRoutes } from './routes/tables.ts';
@@ -29,16 +29,7 @@ import { workflowRoutes } from './routes/workflows.ts';
 import { workspaceRoutes } from './routes/workspaces/routes.ts';
 import '../zod-messages.ts';
 
-const LEGACY_RATED = [
-  '/api/v1/audit-logs',
-  '/api/v1/logs',
-  '/api/v1/tables',
-  '/api/v1/files',
-  '/api/v1/knowledge',
-  '/api/v1/docs',
-  '/api/jobs',
-  '/api/users',
-];
+const LEGACY_RATED = ['/api/v1/tables', '/api/v1/knowledge', '/api/jobs', '/api/users'];
 
 export function createApp(deps: ApiDeps) {
   const app = new OpenAPIHono<ApiEnv>();
@@ -67,16 +58,16 @@ export function createApp(deps: ApiDeps) {
   for (const path of IDEMPOTENT_ROUTES) app.post(path, guards.idempotency);
   for (const path of LEGACY_RATED) app.use(`${path}/*`, guards.rateLimit);
   app.route('/', workspaceRoutes(deps, guards));
-  app.route('/api/v1/audit-logs', auditLogRoutes(deps));
-  app.route('/api/v1/logs', logRoutes(deps));
+  app.route('/', auditLogRoutes(deps, guards));
+  app.route('/', logRoutes(deps, guards));
   app.route('/api/v1/tables', tableRoutes(deps));
   const storage = createStorage(deps.config);
-  app.route('/api/v1/files', fileRoutes({ ...deps, storage }));
+  app.route('/', fileRoutes({ ...deps, storage }, guards));
   app.route(
     '/api/v1/knowledge',
     knowledgeRoutes({ ...deps, storage, embedders: createEmbedders(deps.config) }),
   );
-  app.route('/api/v1/docs', docRoutes(deps));
+  app.route('/', docRoutes(deps, guards));
   app.route('/api/workflows', workflowRoutes(deps));
   app.route('/api/jobs', jobRoutes(deps));
   app.route('/api/users/me/usage-limits', usageLimitRoutes(deps));

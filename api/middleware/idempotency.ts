@@ -36,7 +36,6 @@ import type { ApiDeps, ApiEnv } from '../context.ts';
 export const IDEMPOTENT_ROUTES = [
   '/api/workflows/:id/execute',
   '/api/v1/tables/:tableId/rows',
-  '/api/v1/files',
   '/api/v1/knowledge/:id/documents',
 ];
 

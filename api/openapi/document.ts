@@ -6,11 +6,9 @@ import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-ope
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { z } from 'zod';
 import { errors, ok, registerHeaders } from './components.ts';
-import { registerFiles } from './files.ts';
 import { registerHealth } from './health.ts';
 import { registerJobs } from './jobs.ts';
 import { registerKnowledge } from './knowledge.ts';
-import { registerLogs } from './logs.ts';
 import { registerMcp } from './mcp.ts';
 import { registerRoot } from './root.ts';
 import { registerTables } from './tables.ts';
@@ -55,8 +53,6 @@ export function buildRegistry(app: DocumentedApp): OpenAPIRegistry {
   registerUsageLimits(registry);
   registerKnowledge(registry);
   registerTables(registry);
-  registerFiles(registry);
-  registerLogs(registry);
   registerMcp(registry);
   registerRoot(registry);
   registerHealth(registry);
