@@ -14,12 +14,12 @@ import { IDEMPOTENT_ROUTES, idempotency } from './middleware/idempotency.ts';
 import { apiRateLimit } from './middleware/rate-limit.ts';
 import { openApiDocument } from './openapi/document.ts';
 import { openApiRoutes } from './openapi/serve.ts';
-import { auditLogRoutes } from './routes/audit-logs.ts';
-import { docRoutes } from './routes/docs.ts';
-import { fileRoutes } from './routes/files.ts';
+import { auditLogRoutes } from './routes/audit-logs/routes.ts';
+import { docRoutes } from './routes/docs/routes.ts';
+import { fileRoutes } from './routes/files/routes.ts';
 import { jobRoutes } from './routes/jobs.ts';
 import { knowledgeRoutes } from './routes/knowledge.ts';
-import { logRoutes } from './routes/logs.ts';
+import { logRoutes } from './routes/logs/routes.ts';
 import { mcpRoutes } from './routes/mcp/routes.ts';
 import type { Guards } from './routes/router.ts';
 import { tableRoutes } from './routes/tables/routes.ts';
@@ -30,15 +30,7 @@ import { workflowRoutes } from './routes/workflows.ts';
 import { workspaceRoutes } from './routes/workspaces/routes.ts';
 import '../zod-messages.ts';
 
-const LEGACY_RATED = [
-  '/api/v1/audit-logs',
-  '/api/v1/logs',
-  '/api/v1/files',
-  '/api/v1/knowledge',
-  '/api/v1/docs',
-  '/api/jobs',
-  '/api/users',
-];
+const LEGACY_RATED = ['/api/v1/knowledge', '/api/jobs', '/api/users'];
 
 export function createApp(deps: ApiDeps) {
   const app = new OpenAPIHono<ApiEnv>();
@@ -69,15 +61,15 @@ export function createApp(deps: ApiDeps) {
   app.route('/', workspaceRoutes(deps, guards));
   app.route('/', tableRoutes(deps, guards));
   app.route('/', rowRoutes(deps, guards));
-  app.route('/api/v1/audit-logs', auditLogRoutes(deps));
-  app.route('/api/v1/logs', logRoutes(deps));
+  app.route('/', auditLogRoutes(deps, guards));
+  app.route('/', logRoutes(deps, guards));
   const storage = createStorage(deps.config);
-  app.route('/api/v1/files', fileRoutes({ ...deps, storage }));
+  app.route('/', fileRoutes({ ...deps, storage }, guards));
   app.route(
     '/api/v1/knowledge',
     knowledgeRoutes({ ...deps, storage, embedders: createEmbedders(deps.config) }),
   );
-  app.route('/api/v1/docs', docRoutes(deps));
+  app.route('/', docRoutes(deps, guards));
   app.route('/api/workflows', workflowRoutes(deps));
   app.route('/api/jobs', jobRoutes(deps));
   app.route('/api/users/me/usage-limits', usageLimitRoutes(deps));

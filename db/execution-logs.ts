@@ -21,11 +21,32 @@ export interface LogEntry {
   cost: { total: number };
 }
 
+/**
+ * One block run, as the runner records it in the trace column (runner/executor/trace.ts `Span`, which
+ * db/ does not import); large values are cut. A child workflow's spans are nested as recorded.
+ */
+export interface TraceSpan {
+  blockId: string;
+  type: string;
+  iteration?: number;
+  parent?: string;
+  status: 'success' | 'error';
+  startedAt: string;
+  endedAt: string;
+  durationMs: number;
+  input?: unknown;
+  output?: unknown;
+  error?: string;
+  cost?: number;
+  logs?: string[];
+  children?: unknown[];
+}
+
 export interface LogEntryDetail extends Omit<LogEntry, 'cost'> {
   cost: ExecutionCost;
   workflow: { id: string; name: string; description: string };
   executionData: {
-    traceSpans: unknown[];
+    traceSpans: TraceSpan[];
     /** Present only when the execution completed. */
     finalOutput?: unknown;
     /** Present only when the execution failed. */
@@ -80,7 +101,7 @@ type DetailRow = EntryRow & {
   inputs: Record<string, unknown>;
   output: unknown;
   error: string | null;
-  trace: unknown[] | null;
+  trace: TraceSpan[] | null;
   workflow_name: string;
   workflow_description: string;
 };

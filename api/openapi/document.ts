@@ -6,11 +6,9 @@ import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-ope
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { z } from 'zod';
 import { errors, ok, registerHeaders } from './components.ts';
-import { registerFiles } from './files.ts';
 import { registerHealth } from './health.ts';
 import { registerJobs } from './jobs.ts';
 import { registerKnowledge } from './knowledge.ts';
-import { registerLogs } from './logs.ts';
 import { registerRoot } from './root.ts';
 import { registerUsageLimits } from './usage-limits.ts';
 import { registerWebhooks } from './webhooks.ts';
@@ -52,8 +50,6 @@ export function buildRegistry(app: DocumentedApp): OpenAPIRegistry {
   registerJobs(registry);
   registerUsageLimits(registry);
   registerKnowledge(registry);
-  registerFiles(registry);
-  registerLogs(registry);
   registerRoot(registry);
   registerHealth(registry);
   registry.registerPath({

@@ -1,0 +1,77 @@
+// GET /api/v1/logs (19) and GET /api/v1/logs/{id} (18): a workspace's execution log, one entry per
+// finished execution, filtered and cursor-paged; and one entry in full.
+import { createRoute } from '@hono/zod-openapi';
+import { authorizeLoadedResource, authorizeWorkspace } from '../../../db/access.ts';
+import { getExecutionLog, listExecutionLogs } from '../../../db/execution-logs.ts';
+import { notFound } from '../../../errors.ts';
+import type { ApiDeps } from '../../context.ts';
+import { API_RATE_LIMITED, errors, ok, READ_DENIED } from '../../openapi/components.ts';
+import { type Guards, Router } from '../router.ts';
+import { getLogInvalid, listLogsInvalid, logDetailExample, logPageExamples } from './examples.ts';
+import { logDetail, logListQuery, logPage, logParams } from './schemas.ts';
+
+export const listLogsRoute = createRoute({
+  method: 'get',
+  path: '/api/v1/logs',
+  operationId: 'listLogs',
+  tags: ['Logs'],
+  summary: 'List logs',
+  description:
+    "A workspace's execution log: one entry per finished execution, newest first, filtered and " +
+    'cursor-paged (`nextCursor` is absent on the last page). Read access to the workspace is enough.',
+  request: { query: logListQuery },
+  responses: {
+    200: ok(
+      {
+        description: 'A page of entries (with the detail fields when details=full)',
+        schema: logPage,
+        examples: logPageExamples,
+      },
+      'api',
+    ),
+    ...errors(
+      { 400: listLogsInvalid, 403: READ_DENIED, 404: 'Workspace not found', 429: API_RATE_LIMITED },
+      { metering: 'api' },
+    ),
+  },
+});
+
+export const getLogRoute = createRoute({
+  method: 'get',
+  path: '/api/v1/logs/{id}',
+  operationId: 'getLog',
+  tags: ['Logs'],
+  summary: 'Get log details',
+  description: 'One entry with its workflow, execution data (trace spans, output or error, inputs) and cost.',
+  request: { params: logParams },
+  responses: {
+    200: ok({ description: 'The entry', schema: logDetail, example: logDetailExample }, 'api'),
+    ...errors(
+      {
+        400: getLogInvalid,
+        403: 'Personal API keys are disabled in this workspace; use a workspace key',
+        404: 'Log entry not found',
+        429: API_RATE_LIMITED,
+      },
+      { metering: 'api' },
+    ),
+  },
+});
+
+export function logRoutes({ db }: ApiDeps, guards: Guards) {
+  return new Router(guards, { rateLimited: true })
+    .openapi(listLogsRoute, async (c) => {
+      const q = c.req.valid('query');
+      await authorizeWorkspace(db, c.get('principal'), q.workspaceId, 'read');
+      return c.json(await listExecutionLogs(db, q), 200);
+    })
+    .openapi(getLogRoute, async (c) => {
+      const principal = c.get('principal');
+      const { id } = c.req.valid('param');
+      const found = await getExecutionLog(db, id, principal.type === 'personal' ? principal.userId : null);
+      if (!found) throw notFound('Log entry');
+      // Out of the caller's reach reads as not found: ids of other workspaces' entries stay unconfirmed.
+      authorizeLoadedResource(principal, found.workspace, found.permission, 'read', 'Log entry');
+      return c.json({ data: found.entry }, 200);
+    }).app;
+}
