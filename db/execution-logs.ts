@@ -22,13 +22,15 @@ export interface LogEntry {
 }
 
 /**
- * One block run, as the runner records it in the trace column (runner/executor/trace.ts `Span`, which
- * db/ does not import); large values are cut. A child workflow's spans are nested as recorded.
+ * One block run, as the runner records it in the trace column (runner/executor/trace.ts writes
+ * them); large values are cut there.
  */
 export interface TraceSpan {
   blockId: string;
   type: string;
+  /** Set inside loop and parallel bodies: the iteration's index. */
   iteration?: number;
+  /** The loop or parallel block this span ran inside. */
   parent?: string;
   status: 'success' | 'error';
   startedAt: string;
@@ -39,6 +41,7 @@ export interface TraceSpan {
   error?: string;
   cost?: number;
   logs?: string[];
+  /** The spans of a child workflow run by a `workflow` block (documented as opaque objects). */
   children?: unknown[];
 }
 

@@ -1,24 +1,9 @@
 // Trace spans: one per block run, kept in the execution log. Large values are cut so one chatty
 // block cannot bloat the log row.
-export interface Span {
-  blockId: string;
-  type: string;
-  /** Set inside loop and parallel bodies: the iteration's index. */
-  iteration?: number;
-  /** The loop or parallel block this span ran inside. */
-  parent?: string;
-  status: 'success' | 'error';
-  startedAt: string;
-  endedAt: string;
-  durationMs: number;
-  input?: unknown;
-  output?: unknown;
-  error?: string;
-  cost?: number;
-  logs?: string[];
-  /** The spans of a child workflow run by a `workflow` block. */
-  children?: Span[];
-}
+import type { TraceSpan } from '../../db/execution-logs.ts';
+
+/** A span is the shape the execution log stores (db/execution-logs.ts). */
+export type Span = TraceSpan;
 
 const MAX_VALUE_CHARS = 32_768;
 
