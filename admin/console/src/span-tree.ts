@@ -80,7 +80,8 @@ export function spanRows(spans: Span[], depth = 0, prefix = ''): SpanRow[] {
       const key = `${path}${i}:${t.span.blockId}`;
       rows.push({ key, span: t.span, depth: level });
       visit(kids.get(t) ?? [], level + 1, `${key}/`);
-      rows.push(...spanRows(t.span.children ?? [], level + 1, `${key}>`));
+      // A child workflow's spans, as the runner nested them (the log documents them as opaque).
+      rows.push(...spanRows((t.span.children ?? []) as Span[], level + 1, `${key}>`));
     });
   };
   visit(roots, depth, prefix);
