@@ -18,7 +18,7 @@ import { auditLogRoutes } from './routes/audit-logs.ts';
 import { docRoutes } from './routes/docs.ts';
 import { fileRoutes } from './routes/files.ts';
 import { jobRoutes } from './routes/jobs.ts';
-import { knowledgeRoutes } from './routes/knowledge.ts';
+import { knowledgeRoutes } from './routes/knowledge/routes.ts';
 import { logRoutes } from './routes/logs.ts';
 import { mcpRoutes } from './routes/mcp.ts';
 import type { Guards } from './routes/router.ts';
@@ -34,7 +34,6 @@ const LEGACY_RATED = [
   '/api/v1/logs',
   '/api/v1/tables',
   '/api/v1/files',
-  '/api/v1/knowledge',
   '/api/v1/docs',
   '/api/jobs',
   '/api/users',
@@ -72,10 +71,7 @@ export function createApp(deps: ApiDeps) {
   app.route('/api/v1/tables', tableRoutes(deps));
   const storage = createStorage(deps.config);
   app.route('/api/v1/files', fileRoutes({ ...deps, storage }));
-  app.route(
-    '/api/v1/knowledge',
-    knowledgeRoutes({ ...deps, storage, embedders: createEmbedders(deps.config) }),
-  );
+  app.route('/', knowledgeRoutes({ ...deps, storage, embedders: createEmbedders(deps.config) }, guards));
   app.route('/api/v1/docs', docRoutes(deps));
   app.route('/api/workflows', workflowRoutes(deps));
   app.route('/api/jobs', jobRoutes(deps));

@@ -37,7 +37,6 @@ export const IDEMPOTENT_ROUTES = [
   '/api/workflows/:id/execute',
   '/api/v1/tables/:tableId/rows',
   '/api/v1/files',
-  '/api/v1/knowledge/:id/documents',
 ];
 
 /** How long a key remembers its request and answer. */

@@ -9,7 +9,6 @@ import { errors, ok, registerHeaders } from './components.ts';
 import { registerFiles } from './files.ts';
 import { registerHealth } from './health.ts';
 import { registerJobs } from './jobs.ts';
-import { registerKnowledge } from './knowledge.ts';
 import { registerLogs } from './logs.ts';
 import { registerMcp } from './mcp.ts';
 import { registerRoot } from './root.ts';
@@ -53,7 +52,6 @@ export function buildRegistry(app: DocumentedApp): OpenAPIRegistry {
   registerWebhooks(registry);
   registerJobs(registry);
   registerUsageLimits(registry);
-  registerKnowledge(registry);
   registerTables(registry);
   registerFiles(registry);
   registerLogs(registry);
