@@ -18,7 +18,7 @@ import { auditLogRoutes } from './routes/audit-logs/routes.ts';
 import { docRoutes } from './routes/docs/routes.ts';
 import { fileRoutes } from './routes/files/routes.ts';
 import { jobRoutes } from './routes/jobs.ts';
-import { knowledgeRoutes } from './routes/knowledge.ts';
+import { knowledgeRoutes } from './routes/knowledge/routes.ts';
 import { logRoutes } from './routes/logs/routes.ts';
 import { mcpRoutes } from './routes/mcp/routes.ts';
 import type { Guards } from './routes/router.ts';
@@ -30,7 +30,7 @@ import { workflowRoutes } from './routes/workflows.ts';
 import { workspaceRoutes } from './routes/workspaces/routes.ts';
 import '../zod-messages.ts';
 
-const LEGACY_RATED = ['/api/v1/knowledge', '/api/jobs', '/api/users'];
+const LEGACY_RATED = ['/api/jobs', '/api/users'];
 
 export function createApp(deps: ApiDeps) {
   const app = new OpenAPIHono<ApiEnv>();
@@ -65,10 +65,7 @@ export function createApp(deps: ApiDeps) {
   app.route('/', logRoutes(deps, guards));
   const storage = createStorage(deps.config);
   app.route('/', fileRoutes({ ...deps, storage }, guards));
-  app.route(
-    '/api/v1/knowledge',
-    knowledgeRoutes({ ...deps, storage, embedders: createEmbedders(deps.config) }),
-  );
+  app.route('/', knowledgeRoutes({ ...deps, storage, embedders: createEmbedders(deps.config) }, guards));
   app.route('/', docRoutes(deps, guards));
   app.route('/api/workflows', workflowRoutes(deps));
   app.route('/api/jobs', jobRoutes(deps));

@@ -8,7 +8,6 @@ import { z } from 'zod';
 import { errors, ok, registerHeaders } from './components.ts';
 import { registerHealth } from './health.ts';
 import { registerJobs } from './jobs.ts';
-import { registerKnowledge } from './knowledge.ts';
 import { registerRoot } from './root.ts';
 import { registerUsageLimits } from './usage-limits.ts';
 import { registerWebhooks } from './webhooks.ts';
@@ -49,7 +48,6 @@ export function buildRegistry(app: DocumentedApp): OpenAPIRegistry {
   registerWebhooks(registry);
   registerJobs(registry);
   registerUsageLimits(registry);
-  registerKnowledge(registry);
   registerRoot(registry);
   registerHealth(registry);
   registry.registerPath({
