@@ -17,15 +17,15 @@ import { openApiRoutes } from './openapi/serve.ts';
 import { auditLogRoutes } from './routes/audit-logs.ts';
 import { docRoutes } from './routes/docs.ts';
 import { fileRoutes } from './routes/files.ts';
-import { jobRoutes } from './routes/jobs.ts';
+import { jobRoutes } from './routes/jobs/routes.ts';
 import { knowledgeRoutes } from './routes/knowledge.ts';
 import { logRoutes } from './routes/logs.ts';
 import { mcpRoutes } from './routes/mcp.ts';
 import type { Guards } from './routes/router.ts';
 import { tableRoutes } from './routes/tables.ts';
-import { usageLimitRoutes } from './routes/usage-limits.ts';
+import { usageLimitRoutes } from './routes/usage-limits/routes.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
-import { workflowRoutes } from './routes/workflows.ts';
+import { workflowRoutes } from './routes/workflows/routes.ts';
 import { workspaceRoutes } from './routes/workspaces/routes.ts';
 import '../zod-messages.ts';
 
@@ -36,8 +36,6 @@ const LEGACY_RATED = [
   '/api/v1/files',
   '/api/v1/knowledge',
   '/api/v1/docs',
-  '/api/jobs',
-  '/api/users',
 ];
 
 export function createApp(deps: ApiDeps) {
@@ -77,9 +75,9 @@ export function createApp(deps: ApiDeps) {
     knowledgeRoutes({ ...deps, storage, embedders: createEmbedders(deps.config) }),
   );
   app.route('/api/v1/docs', docRoutes(deps));
-  app.route('/api/workflows', workflowRoutes(deps));
-  app.route('/api/jobs', jobRoutes(deps));
-  app.route('/api/users/me/usage-limits', usageLimitRoutes(deps));
+  app.route('/', workflowRoutes(deps, guards));
+  app.route('/', jobRoutes(deps, guards));
+  app.route('/', usageLimitRoutes(deps, guards));
   app.route('/api/mcp', mcpRoutes(deps));
   return app;
 }

@@ -34,7 +34,6 @@ import type { ApiDeps, ApiEnv } from '../context.ts';
 
 /** The endpoints that honour Idempotency-Key: those that do work a retry must not repeat. */
 export const IDEMPOTENT_ROUTES = [
-  '/api/workflows/:id/execute',
   '/api/v1/tables/:tableId/rows',
   '/api/v1/files',
   '/api/v1/knowledge/:id/documents',

@@ -8,15 +8,12 @@ import { z } from 'zod';
 import { errors, ok, registerHeaders } from './components.ts';
 import { registerFiles } from './files.ts';
 import { registerHealth } from './health.ts';
-import { registerJobs } from './jobs.ts';
 import { registerKnowledge } from './knowledge.ts';
 import { registerLogs } from './logs.ts';
 import { registerMcp } from './mcp.ts';
 import { registerRoot } from './root.ts';
 import { registerTables } from './tables.ts';
-import { registerUsageLimits } from './usage-limits.ts';
 import { registerWebhooks } from './webhooks.ts';
-import { registerWorkflows } from './workflows.ts';
 
 export const API_KEY_SCHEME = 'ApiKeyAuth';
 
@@ -49,10 +46,7 @@ export function buildRegistry(app: DocumentedApp): OpenAPIRegistry {
     description: 'An API key: `sk-service-` and 32 characters. Personal or workspace-scoped.',
   });
   registerHeaders(registry);
-  registerWorkflows(registry);
   registerWebhooks(registry);
-  registerJobs(registry);
-  registerUsageLimits(registry);
   registerKnowledge(registry);
   registerTables(registry);
   registerFiles(registry);
