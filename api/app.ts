@@ -10,27 +10,25 @@ import { apiKeyAuth } from './middleware/auth.ts';
 import { jsonBodyLimit } from './middleware/body-limit.ts';
 import { errorHandler, notFoundHandler } from './middleware/errors.ts';
 import { httpMetrics } from './middleware/http-metrics.ts';
-import { IDEMPOTENT_ROUTES, idempotency } from './middleware/idempotency.ts';
+import { idempotency } from './middleware/idempotency.ts';
 import { apiRateLimit } from './middleware/rate-limit.ts';
 import { openApiDocument } from './openapi/document.ts';
 import { openApiRoutes } from './openapi/serve.ts';
 import { auditLogRoutes } from './routes/audit-logs/routes.ts';
 import { docRoutes } from './routes/docs/routes.ts';
 import { fileRoutes } from './routes/files/routes.ts';
-import { jobRoutes } from './routes/jobs.ts';
+import { jobRoutes } from './routes/jobs/routes.ts';
 import { knowledgeRoutes } from './routes/knowledge/routes.ts';
 import { logRoutes } from './routes/logs/routes.ts';
 import { mcpRoutes } from './routes/mcp/routes.ts';
 import type { Guards } from './routes/router.ts';
 import { tableRoutes } from './routes/tables/routes.ts';
 import { rowRoutes } from './routes/tables/row-routes.ts';
-import { usageLimitRoutes } from './routes/usage-limits.ts';
+import { usageLimitRoutes } from './routes/usage-limits/routes.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
-import { workflowRoutes } from './routes/workflows.ts';
+import { workflowRoutes } from './routes/workflows/routes.ts';
 import { workspaceRoutes } from './routes/workspaces/routes.ts';
 import '../zod-messages.ts';
-
-const LEGACY_RATED = ['/api/jobs', '/api/users'];
 
 export function createApp(deps: ApiDeps) {
   const app = new OpenAPIHono<ApiEnv>();
@@ -55,9 +53,6 @@ export function createApp(deps: ApiDeps) {
   // documents the Idempotency-Key header, then the `api` bucket on the /api/v1, jobs and usage
   // routes (execute judges its own buckets as it admits executions).
   const guards: Guards = { idempotency: idempotency(deps), rateLimit: apiRateLimit(deps) };
-  // Until their routers are converted: the guards by path, before the routes.
-  for (const path of IDEMPOTENT_ROUTES) app.post(path, guards.idempotency);
-  for (const path of LEGACY_RATED) app.use(`${path}/*`, guards.rateLimit);
   app.route('/', workspaceRoutes(deps, guards));
   app.route('/', tableRoutes(deps, guards));
   app.route('/', rowRoutes(deps, guards));
@@ -67,9 +62,9 @@ export function createApp(deps: ApiDeps) {
   app.route('/', fileRoutes({ ...deps, storage }, guards));
   app.route('/', knowledgeRoutes({ ...deps, storage, embedders: createEmbedders(deps.config) }, guards));
   app.route('/', docRoutes(deps, guards));
-  app.route('/api/workflows', workflowRoutes(deps));
-  app.route('/api/jobs', jobRoutes(deps));
-  app.route('/api/users/me/usage-limits', usageLimitRoutes(deps));
+  app.route('/', workflowRoutes(deps, guards));
+  app.route('/', jobRoutes(deps, guards));
+  app.route('/', usageLimitRoutes(deps, guards));
   app.route('/', mcpRoutes(deps, guards));
   return app;
 }

@@ -62,7 +62,7 @@ export function executionAnswers(deps: ApiDeps) {
    * 202 acknowledgement of an async execution, or a sync execution's result (202 with its job
    * when it outlives the wait). Rate-limit headers go on every one of them.
    */
-  async function answer(c: Context, started: StartedCall, mode: 'sync' | 'async'): Promise<Response> {
+  async function answer(c: Context, started: StartedCall, mode: 'sync' | 'async') {
     const { executionId, admission, createdAt } = started;
     if (config.BILLING_ENABLED) {
       for (const [k, v] of Object.entries(rateLimitHeaders(admission.bucket))) c.header(k, v);
@@ -78,9 +78,9 @@ export function executionAnswers(deps: ApiDeps) {
     if (mode === 'async') {
       return c.json(
         {
-          success: true,
+          success: true as const,
           taskId: executionId,
-          status: 'queued',
+          status: 'queued' as const,
           createdAt: (createdAt as Date).toISOString(),
           links: { status: `/api/jobs/${executionId}` },
           limits,
@@ -91,12 +91,17 @@ export function executionAnswers(deps: ApiDeps) {
     const done = await result(started);
     if (!done) {
       // Still running: hand the caller the job to poll rather than hold the connection forever.
-      const row = await getExecution(db, executionId);
+      const job = jobRecord(await getExecution(db, executionId), executionId);
       return c.json(
         {
-          success: false,
-          error: 'The execution is still running: poll its job',
-          ...jobRecord(row, executionId),
+          success: false as const,
+          // Should the run have failed since the wait ended, its error says why (a failed run
+          // records one; this text stands in should it not, as the answer documents a string).
+          error: ('error' in job ? job.error : null) ?? 'The execution is still running: poll its job',
+          taskId: job.taskId,
+          status: job.status,
+          ...('output' in job ? { output: job.output } : {}),
+          ...('metadata' in job ? { metadata: job.metadata } : {}),
           limits,
         },
         202,
@@ -108,8 +113,8 @@ export function executionAnswers(deps: ApiDeps) {
       endTime: done.endedAt,
     };
     return done.status === 'completed'
-      ? c.json({ success: true, executionId, output: done.output, limits, metadata })
-      : c.json({ success: false, executionId, error: done.error, limits, metadata });
+      ? c.json({ success: true as const, executionId, output: done.output, limits, metadata }, 200)
+      : c.json({ success: false as const, executionId, error: done.error ?? null, limits, metadata }, 200);
   }
 
   return { start, result, answer };

@@ -273,7 +273,11 @@ export async function abandonExecution(
  * error. A missing row is a job not yet recorded: queued.
  */
 export function jobRecord(row: ExecutionRow | null, id: string) {
-  if (!row) return { taskId: id, status: 'queued' };
+  return row ? recordedJob(row) : { taskId: id, status: 'queued' as const };
+}
+
+/** The Job record of a recorded execution: always with its metadata (typed so, for the answers). */
+function recordedJob(row: ExecutionRow) {
   return {
     taskId: row.id,
     status: row.status,
@@ -296,7 +300,7 @@ export function jobRecord(row: ExecutionRow | null, id: string) {
 
 /** The body of GET /api/jobs/{id} for a recorded execution, which a completion callback also carries. */
 export function jobAnswer(row: ExecutionRow) {
-  return { success: row.status !== 'failed', ...jobRecord(row, row.id) };
+  return { success: row.status !== 'failed', ...recordedJob(row) };
 }
 
 /** An execution in a listing: its state and timings, without inputs, output or trace. */

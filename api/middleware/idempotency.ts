@@ -32,9 +32,6 @@ import {
 import { ServiceError } from '../../errors.ts';
 import type { ApiDeps, ApiEnv } from '../context.ts';
 
-/** The endpoints that honour Idempotency-Key: those that do work a retry must not repeat. */
-export const IDEMPOTENT_ROUTES = ['/api/workflows/:id/execute'];
-
 /** How long a key remembers its request and answer. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /**

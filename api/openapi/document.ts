@@ -7,11 +7,8 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import { z } from 'zod';
 import { errors, ok, registerHeaders } from './components.ts';
 import { registerHealth } from './health.ts';
-import { registerJobs } from './jobs.ts';
 import { registerRoot } from './root.ts';
-import { registerUsageLimits } from './usage-limits.ts';
 import { registerWebhooks } from './webhooks.ts';
-import { registerWorkflows } from './workflows.ts';
 
 export const API_KEY_SCHEME = 'ApiKeyAuth';
 
@@ -44,10 +41,7 @@ export function buildRegistry(app: DocumentedApp): OpenAPIRegistry {
     description: 'An API key: `sk-service-` and 32 characters. Personal or workspace-scoped.',
   });
   registerHeaders(registry);
-  registerWorkflows(registry);
   registerWebhooks(registry);
-  registerJobs(registry);
-  registerUsageLimits(registry);
   registerRoot(registry);
   registerHealth(registry);
   registry.registerPath({

@@ -3,15 +3,14 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import { webhookInputs } from '../routes/webhooks.ts';
-import { errors, ok } from './components.ts';
+import { finishedExamples, queuedOrRunningExamples } from '../routes/workflows/examples.ts';
 import {
   accepted,
-  finishedExamples,
-  queuedOrRunningExamples,
   stillRunning,
   completed as syncCompleted,
   failed as syncFailed,
-} from './workflows.ts';
+} from '../routes/workflows/schemas.ts';
+import { errors, ok } from './components.ts';
 
 const TOKEN_EXAMPLE = 'Zk3v9Qm2Xr7TbLw4Hn8Ps1Dc6Yf0Ue5Ja2Kg9Vo3Ri7';
 const SIGNATURE_EXAMPLE = 'sha256=5d41402abc4b2a76b9719d911017c592ae2b8f3c5a1d2e6f7b8c9d0e1f2a3b4c';

@@ -74,6 +74,15 @@ function pathParams(schema: z.ZodObject, values: Record<string, string>): unknow
   throw invalidRequest('param', [{ code: issue.code, path: [reported, ...rest], message: issue.message }]);
 }
 
+/** True when the route's headers are `idempotencyHeaders`, or extend it (execute's X-Execution-Mode). */
+function documentsIdempotencyKey(route: RouteConfig): boolean {
+  const headers = route.request?.headers;
+  return (
+    headers instanceof z.ZodObject &&
+    headers.shape['Idempotency-Key'] === idempotencyHeaders.shape['Idempotency-Key']
+  );
+}
+
 /** zod-openapi's hook for any validation it runs itself: the same 400 as ours. */
 const defaultHook = (result: { success: boolean; target: string; error?: z.ZodError }) => {
   if (!result.success && result.error) throw invalidRequest(result.target, result.error);
@@ -92,7 +101,7 @@ export class Router {
   /** The guards in front of a route: idempotency first, so a replay takes no rate-limit token. */
   #guardsOf(route: RouteConfig): MiddlewareHandler<ApiEnv>[] {
     return [
-      ...(route.request?.headers === idempotencyHeaders ? [this.#guards.idempotency] : []),
+      ...(documentsIdempotencyKey(route) ? [this.#guards.idempotency] : []),
       ...(this.#rateLimited ? [this.#guards.rateLimit] : []),
     ];
   }

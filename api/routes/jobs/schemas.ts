@@ -1,0 +1,46 @@
+// The answer of GET /api/jobs/{jobId}: an execution as the spec's Job record (db/executions.ts
+// jobRecord, shared with completion callbacks). Its parts are also in the answer a sync execute
+// gives when the run outlives its wait (routes/workflows/schemas.ts).
+import { z } from 'zod';
+import { EX } from '../../openapi/components.ts';
+
+/**
+ * The job id. Documented as a UUID, but any text is accepted: an id that is not a UUID names no
+ * job, and answers 404 like any other unknown job (not a 400), as it always has.
+ */
+export const jobParams = z.object({
+  jobId: z.string().meta({
+    format: 'uuid',
+    description: 'The taskId of the async acknowledgement',
+    example: EX.executionId,
+  }),
+});
+
+export const jobMetadata = z
+  .object({
+    startTime: z.iso
+      .datetime()
+      .meta({ description: 'When the run started; while queued, when it was queued' }),
+    endTime: z.iso.datetime().optional().meta({ description: 'When it finished' }),
+    duration: z.number().int().optional().meta({ description: 'Milliseconds from start to end' }),
+    createdAt: z.iso.datetime().meta({ description: 'When it was queued' }),
+    workflowId: z.uuid(),
+    mode: z.enum(['sync', 'async']),
+    trigger: z.string().meta({ description: 'What started it, e.g. `api`' }),
+  })
+  .meta({ id: 'JobMetadata' });
+
+export const jobStatus = z
+  .enum(['queued', 'processing', 'completed', 'failed'])
+  .meta({ description: '`queued` → `processing` → `completed` or `failed`' });
+
+export const jobSchema = z
+  .object({
+    success: z.boolean().meta({ description: 'false once the job failed' }),
+    taskId: z.uuid().meta({ description: 'The execution id' }),
+    status: jobStatus,
+    output: z.unknown().optional().meta({ description: 'The workflow result; present only when completed' }),
+    error: z.string().nullable().optional().meta({ description: 'Why it failed; present only when failed' }),
+    metadata: jobMetadata,
+  })
+  .meta({ id: 'Job', description: 'An execution as a job to poll' });
