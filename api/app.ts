@@ -25,7 +25,7 @@ import type { Guards } from './routes/router.ts';
 import { tableRoutes } from './routes/tables/routes.ts';
 import { rowRoutes } from './routes/tables/row-routes.ts';
 import { usageLimitRoutes } from './routes/usage-limits/routes.ts';
-import { webhookRoutes } from './routes/webhooks.ts';
+import { webhookRoutes } from './routes/webhooks/routes.ts';
 import { workflowRoutes } from './routes/workflows/routes.ts';
 import { workspaceRoutes } from './routes/workspaces/routes.ts';
 import '../zod-messages.ts';
@@ -45,14 +45,14 @@ export function createApp(deps: ApiDeps) {
     '/',
     openApiRoutes(deps.config, () => openApiDocument(app)),
   );
-  // Inbound webhooks authenticate by the secret token in their URL (and a signature), not a key.
-  app.route('/api/webhooks', webhookRoutes(deps));
-  app.use('/api/*', apiKeyAuth(deps.db));
-  app.use('/api/*', jsonBodyLimit());
   // Each route stands behind the guards it calls for (api/routes/router.ts): idempotency where it
   // documents the Idempotency-Key header, then the `api` bucket on the /api/v1, jobs and usage
   // routes (execute judges its own buckets as it admits executions).
   const guards: Guards = { idempotency: idempotency(deps), rateLimit: apiRateLimit(deps) };
+  // Inbound webhooks authenticate by the secret token in their URL (and a signature), not a key.
+  app.route('/', webhookRoutes(deps, guards));
+  app.use('/api/*', apiKeyAuth(deps.db));
+  app.use('/api/*', jsonBodyLimit());
   app.route('/', workspaceRoutes(deps, guards));
   app.route('/', tableRoutes(deps, guards));
   app.route('/', rowRoutes(deps, guards));

@@ -8,7 +8,6 @@ import { z } from 'zod';
 import { errors, ok, registerHeaders } from './components.ts';
 import { registerHealth } from './health.ts';
 import { registerRoot } from './root.ts';
-import { registerWebhooks } from './webhooks.ts';
 
 export const API_KEY_SCHEME = 'ApiKeyAuth';
 
@@ -41,7 +40,6 @@ export function buildRegistry(app: DocumentedApp): OpenAPIRegistry {
     description: 'An API key: `sk-service-` and 32 characters. Personal or workspace-scoped.',
   });
   registerHeaders(registry);
-  registerWebhooks(registry);
   registerRoot(registry);
   registerHealth(registry);
   registry.registerPath({

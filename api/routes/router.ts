@@ -88,6 +88,11 @@ const defaultHook = (result: { success: boolean; target: string; error?: z.ZodEr
   if (!result.success && result.error) throw invalidRequest(result.target, result.error);
 };
 
+/** A documented path in Hono's form: `/a/{id}` is `/a/:id`, so a plain handler's params are typed. */
+type RoutingPath<P extends string> = P extends `${infer Head}/{${infer Name}}${infer Tail}`
+  ? `${Head}/:${Name}${RoutingPath<Tail>}`
+  : P;
+
 export class Router {
   readonly app = new OpenAPIHono<ApiEnv>({ defaultHook });
   readonly #guards: Guards;
@@ -123,7 +128,7 @@ export class Router {
    * webhook of any media type, a JSON-RPC exchange. Documented by its route and guarded like the
    * others; its handler is a plain Hono handler.
    */
-  plain(route: RouteConfig, handler: Handler<ApiEnv>): this {
+  plain<R extends RouteConfig>(route: R, handler: Handler<ApiEnv, RoutingPath<R['path']>>): this {
     this.app.openAPIRegistry.registerPath(route);
     const path = route.path.replaceAll(/\/{(.+?)}/g, '/:$1');
     this.app.on([route.method.toUpperCase()], [path], ...this.#guardsOf(route), handler);

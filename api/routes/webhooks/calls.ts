@@ -1,18 +1,10 @@
-// POST /api/webhooks/{token}: an inbound webhook starts an execution of its workflow with the request
-// body as the inputs (trigger `webhook`), billed and rate limited like an API execution of the
-// workspace. No API key: the secret token in the URL names the webhook, and when the webhook has a
-// secret the body must carry its HMAC-SHA256 signature. Mounted before the API-key check.
+// Reading and checking an inbound webhook call: its inputs (a JSON object, or form fields), and its
+// HMAC-SHA256 signature when the webhook has a secret.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Context } from 'hono';
-import { Hono } from 'hono';
-import { z } from 'zod';
-import { resolveEncryptionKey } from '../../db/encryption-key.ts';
-import { findWebhookByToken, type WebhookTarget, webhookSecret } from '../../db/webhooks.ts';
-import { forbidden, issuesOf, notFound, ServiceError } from '../../errors.ts';
-import type { ApiDeps, ApiEnv } from '../context.ts';
-import { executionAnswers } from '../execution-answer.ts';
-import { jsonBodyLimit } from '../middleware/body-limit.ts';
-import { jsonValueOf, refuseUnstorable, utf8Text } from '../middleware/validate.ts';
+import { issuesOf, ServiceError } from '../../../errors.ts';
+import { jsonValueOf, refuseUnstorable, utf8Text } from '../../middleware/validate.ts';
+import { webhookInputs } from './schemas.ts';
 
 /** The signature header: `sha256=` and the hex HMAC-SHA256 of the signed payload under the secret. */
 export const SIGNATURE_HEADER = 'X-Webhook-Signature';
@@ -28,13 +20,8 @@ const UNIX_SECONDS = /^\d{1,12}$/;
 /** A run of percent-encoded bytes in form fields. */
 const PERCENT_ENCODED = /(?:%[0-9a-f]{2})+/gi;
 
-/** The body: a JSON object whose fields are the workflow's inputs (an empty body is no inputs). */
-export const webhookInputs = z
-  .record(z.string(), z.unknown())
-  .describe('The workflow inputs: a JSON object (or form fields); an empty body is `{}`');
-
 /** The inputs a body carries: a JSON object, or form fields as strings (a repeated field as a list). */
-function inputsOf(contentType: string, raw: Uint8Array): Record<string, unknown> {
+export function inputsOf(contentType: string, raw: Uint8Array): Record<string, unknown> {
   const text = utf8Text(raw);
   if (contentType.startsWith('application/x-www-form-urlencoded')) {
     // URLSearchParams turns percent-encoded bytes that are not UTF-8 into U+FFFD: refused instead,
@@ -65,7 +52,7 @@ function inputsOf(contentType: string, raw: Uint8Array): Record<string, unknown>
 }
 
 /** Refuses the call (401) unless it carries the HMAC-SHA256 of its raw body under the webhook's secret. */
-function verifySignature(c: Context, secret: string, raw: Uint8Array, now: Date): void {
+export function verifySignature(c: Context, secret: string, raw: Uint8Array, now: Date): void {
   const given = c.req.header(SIGNATURE_HEADER) ?? c.req.header(GITHUB_SIGNATURE_HEADER);
   if (given === undefined)
     throw new ServiceError(
@@ -90,42 +77,4 @@ function verifySignature(c: Context, secret: string, raw: Uint8Array, now: Date)
       401,
       `${TIMESTAMP_HEADER} is more than ${TIMESTAMP_TOLERANCE_SECONDS / 60} minutes from the server's time`,
     );
-}
-
-export function webhookRoutes(deps: ApiDeps) {
-  const { db, config, clock } = deps;
-  const executions = executionAnswers(deps);
-  // Resolved when a signed webhook is first called: the same key the admin plane sealed secrets with.
-  let encryptionKey: Buffer | undefined;
-  const secretOf = (hook: WebhookTarget) => {
-    if (hook.sealedSecret === null) return null;
-    encryptionKey ??= resolveEncryptionKey(config);
-    return webhookSecret(encryptionKey, hook);
-  };
-
-  // Mounted before the API's body limit: the same cap applies here.
-  return new Hono<ApiEnv>().use('*', jsonBodyLimit()).post('/:token', async (c) => {
-    const hook = await findWebhookByToken(db, c.req.param('token'));
-    if (!hook) throw notFound('Webhook');
-    const contentType = c.req.header('content-type')?.toLowerCase() ?? '';
-    if (contentType.startsWith('multipart/form-data'))
-      throw new ServiceError(
-        415,
-        'Send the inputs as a JSON object, or as application/x-www-form-urlencoded fields',
-      );
-    const raw = new Uint8Array(await c.req.arrayBuffer());
-    const secret = secretOf(hook);
-    if (secret !== null) verifySignature(c, secret, raw, clock());
-    if (hook.workspaceArchived) throw forbidden('The workspace is archived');
-    const inputs = inputsOf(contentType, raw);
-
-    const started = await executions.start({
-      workflowId: hook.workflowId,
-      by: { actor: { userId: null, name: `webhook ${hook.id}` }, workspaceId: hook.workspaceId },
-      inputs: () => inputs,
-      mode: hook.mode,
-      trigger: 'webhook',
-    });
-    return executions.answer(c, started, hook.mode);
-  });
 }
