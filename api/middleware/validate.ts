@@ -86,8 +86,8 @@ export const wholeNumberParam = (min: number, max: number) =>
 
 const uuid = z.uuid();
 
-/** A path parameter that must be a UUID (400 naming it otherwise). */
-export function uuidParam(c: Context, param: string, field = param): string {
+/** A path parameter that must be a UUID (400 naming it otherwise), for a plain handler: the Router checks the others. */
+export function uuidFromPath(c: Context, param: string, field = param): string {
   const id = c.req.param(param);
   if (!uuid.safeParse(id).success) throw invalidField(field, 'Must be a UUID', 'invalid_format');
   return id as string;

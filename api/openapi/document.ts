@@ -5,7 +5,8 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { z } from 'zod';
-import { errors, ok, registerHeaders } from './components.ts';
+import { ok, registerHeaders } from './components.ts';
+import { errors } from './error-answers.ts';
 import { registerHealth } from './health.ts';
 import { registerRoot } from './root.ts';
 

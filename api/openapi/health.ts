@@ -2,7 +2,8 @@
 // balancers. No API key.
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
-import { errors, ok } from './components.ts';
+import { ok } from './components.ts';
+import { errors } from './error-answers.ts';
 
 const checkResult = z.enum(['ok', 'error']);
 const checks = z

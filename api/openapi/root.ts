@@ -3,7 +3,8 @@
 // same pointers as JSON. Both are documented here, as GET / of the OpenAPI document.
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
-import { errors, ok } from './components.ts';
+import { ok } from './components.ts';
+import { errors } from './error-answers.ts';
 
 export const ROOT_JSON = {
   name: 'Workflow service API',

@@ -1,5 +1,6 @@
 // Examples of GET /api/v1/audit-logs: a page, and the errors it gives.
-import { EX, invalid } from '../../openapi/components.ts';
+import { EX } from '../../openapi/components.ts';
+import { invalid } from '../../openapi/error-answers.ts';
 import { READ_400 } from '../logs/examples.ts';
 
 export const auditLogPageExample = {

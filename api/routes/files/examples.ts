@@ -1,5 +1,6 @@
 // Examples of /api/v1/files: a file, the answers, and the errors each operation gives.
-import { EX, invalid } from '../../openapi/components.ts';
+import { EX } from '../../openapi/components.ts';
+import { invalid } from '../../openapi/error-answers.ts';
 
 export const fileExample = {
   id: EX.fileId,

@@ -21,15 +21,14 @@ import { receiveUpload } from '../../../storage/multipart-upload.ts';
 import type { ApiDeps } from '../../context.ts';
 import {
   API_RATE_LIMITED,
-  errors,
   idempotencyHeaders,
   ok,
   okMedia,
   READ_DENIED,
   RESOURCE_WRITE_DENIED,
   WRITE_DENIED,
-  withIdempotency,
 } from '../../openapi/components.ts';
+import { errors, withIdempotency } from '../../openapi/error-answers.ts';
 import { type Guards, Router } from '../router.ts';
 import {
   downloadHeaders,

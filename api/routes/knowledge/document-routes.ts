@@ -17,15 +17,9 @@ import {
 import type { StorageDriver } from '../../../storage/driver.ts';
 import { receiveUpload } from '../../../storage/multipart-upload.ts';
 import type { ApiDeps, ApiEnv } from '../../context.ts';
-import { uuidParam } from '../../middleware/validate.ts';
-import {
-  API_RATE_LIMITED,
-  errors,
-  idempotencyHeaders,
-  ok,
-  RESOURCE_WRITE_DENIED,
-  withIdempotency,
-} from '../../openapi/components.ts';
+import { uuidFromPath } from '../../middleware/validate.ts';
+import { API_RATE_LIMITED, idempotencyHeaders, ok, RESOURCE_WRITE_DENIED } from '../../openapi/components.ts';
+import { errors, withIdempotency } from '../../openapi/error-answers.ts';
 import type { Router } from '../router.ts';
 import {
   documentFound,
@@ -199,7 +193,7 @@ function checkKind(filename: string, mimeType: string) {
 function uploadDocument({ db, log, queue, storage }: DocumentDeps): Handler<ApiEnv> {
   return async (c) => {
     // The Router validates no part of a plain route: the path parameter is checked here, first.
-    const id = uuidParam(c, 'id', 'knowledgeBaseId');
+    const id = uuidFromPath(c, 'id', 'knowledgeBaseId');
     const principal = c.get('principal');
     let access: WorkspaceAccess | undefined;
     const reach = async (workspaceId: string) => {

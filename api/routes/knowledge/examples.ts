@@ -1,6 +1,7 @@
 // Examples of the /api/v1/knowledge operations: requests, answers, and the errors they give.
 import { SUPPORTED_DOCUMENT_TYPES } from '../../../runner/ingestion/document-types.ts';
-import { EX, invalid } from '../../openapi/components.ts';
+import { EX } from '../../openapi/components.ts';
+import { invalid } from '../../openapi/error-answers.ts';
 
 // --- Knowledge bases ------------------------------------------------------------------------------
 

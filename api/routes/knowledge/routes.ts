@@ -11,12 +11,12 @@ import { sendIngestJobs } from '../../../jobs/ingest-jobs.ts';
 import type { Embedders } from '../../../runner/embeddings/embedder.ts';
 import {
   API_RATE_LIMITED,
-  errors,
   jsonBody,
   ok,
   READ_DENIED,
   RESOURCE_WRITE_DENIED,
 } from '../../openapi/components.ts';
+import { errors } from '../../openapi/error-answers.ts';
 import { type Guards, Router } from '../router.ts';
 import { type DocumentDeps, withDocumentRoutes } from './document-routes.ts';
 import {

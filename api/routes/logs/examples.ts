@@ -1,5 +1,6 @@
 // Examples of GET /api/v1/logs and GET /api/v1/logs/{id}: entries, pages, and the errors.
-import { EX, invalid } from '../../openapi/components.ts';
+import { EX } from '../../openapi/components.ts';
+import { invalid } from '../../openapi/error-answers.ts';
 
 /** A `nextCursor` as the lists answer it (audit logs too). */
 export const NEXT_CURSOR = 'eyJ0IjoiMjAyNi0wMS0xNVQwOTozMDowMC4wMDAwMDBaIiwiaWQiOiI0ZjdjNmRhZSJ9';

@@ -5,7 +5,8 @@ import { authorizeLoadedResource, authorizeWorkspace } from '../../../db/access.
 import { getExecutionLog, listExecutionLogs } from '../../../db/execution-logs.ts';
 import { notFound } from '../../../errors.ts';
 import type { ApiDeps } from '../../context.ts';
-import { API_RATE_LIMITED, errors, ok, READ_DENIED } from '../../openapi/components.ts';
+import { API_RATE_LIMITED, ok, READ_DENIED } from '../../openapi/components.ts';
+import { errors } from '../../openapi/error-answers.ts';
 import { type Guards, Router } from '../router.ts';
 import { getLogInvalid, listLogsInvalid, logDetailExample, logPageExamples } from './examples.ts';
 import { logDetail, logListQuery, logPage, logParams } from './schemas.ts';

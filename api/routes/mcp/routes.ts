@@ -14,8 +14,9 @@ import { z } from 'zod';
 import { authorizeResource } from '../../../db/access.ts';
 import type { ApiDeps, ApiEnv } from '../../context.ts';
 import { JSON_BODY_LIMIT_BYTES } from '../../middleware/body-limit.ts';
-import { uuidParam } from '../../middleware/validate.ts';
-import { errorBody, errors, invalid, ok, REQUEST_ID } from '../../openapi/components.ts';
+import { uuidFromPath } from '../../middleware/validate.ts';
+import { ok, REQUEST_ID } from '../../openapi/components.ts';
+import { errorBody, errors, invalid } from '../../openapi/error-answers.ts';
 import { type Guards, Router } from '../router.ts';
 import { answerExamples, requestExamples, rpcErrorAnswer } from './examples.ts';
 import { mcpHeaders, rpcRequest, rpcResponse, workspacePath } from './schemas.ts';
@@ -157,7 +158,7 @@ export function mcpRoutes(deps: ApiDeps, guards: Guards) {
     c.json(rpcErrorAnswer(-32000, 'Method not allowed: send JSON-RPC with POST'), 405, { Allow: 'POST' });
   return new Router(guards, { rateLimited: false })
     .plain(mcpMessageRoute, async (c) => {
-      const workspaceId = uuidParam(c, 'workspaceId');
+      const workspaceId = uuidFromPath(c, 'workspaceId');
       const principal = c.get('principal');
       // A key that cannot act in the workspace learns nothing of it: 404, as for a missing one.
       const access = await authorizeResource(db, principal, workspaceId, 'read', 'Workspace');

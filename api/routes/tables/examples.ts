@@ -1,15 +1,7 @@
 // Examples of the table operations (requests, answers, the errors they give), and the error answers
 // every table and row operation shares: a write's, a read's.
-import {
-  API_RATE_LIMITED,
-  type ErrorCases,
-  EX,
-  errors,
-  invalid,
-  READ_DENIED,
-  WRITE_DENIED,
-  withIdempotency,
-} from '../../openapi/components.ts';
+import { API_RATE_LIMITED, EX, READ_DENIED, WRITE_DENIED } from '../../openapi/components.ts';
+import { type ErrorCases, errors, invalid, withIdempotency } from '../../openapi/error-answers.ts';
 
 export const columnsExample = [
   { name: 'email', type: 'string', required: true, unique: true },

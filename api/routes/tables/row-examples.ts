@@ -1,5 +1,6 @@
 // Examples of the row operations: requests, answers, and the errors they give.
-import { EX, invalid } from '../../openapi/components.ts';
+import { EX } from '../../openapi/components.ts';
+import { invalid } from '../../openapi/error-answers.ts';
 import { BAD_TABLE_ID, READ_400, WRITE_400 } from './examples.ts';
 
 const rowExample = {

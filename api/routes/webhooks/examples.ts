@@ -1,6 +1,6 @@
 // Examples of POST /api/webhooks/{token}: a token, a signature, bodies a sender posts, and the
 // errors a call gets.
-import type { ErrorCases } from '../../openapi/components.ts';
+import type { ErrorCases } from '../../openapi/error-answers.ts';
 
 export const TOKEN_EXAMPLE = 'Zk3v9Qm2Xr7TbLw4Hn8Ps1Dc6Yf0Ue5Ja2Kg9Vo3Ri7';
 export const SIGNATURE_EXAMPLE = 'sha256=5d41402abc4b2a76b9719d911017c592ae2b8f3c5a1d2e6f7b8c9d0e1f2a3b4c';

@@ -10,7 +10,8 @@ import { forbidden, notFound, ServiceError } from '../../../errors.ts';
 import type { ApiDeps } from '../../context.ts';
 import { executionAnswers } from '../../execution-answer.ts';
 import { jsonBodyLimit } from '../../middleware/body-limit.ts';
-import { errors, ok } from '../../openapi/components.ts';
+import { ok } from '../../openapi/components.ts';
+import { errors } from '../../openapi/error-answers.ts';
 import { type Guards, Router } from '../router.ts';
 import { finishedExamples, queuedOrRunningExamples } from '../workflows/examples.ts';
 import {

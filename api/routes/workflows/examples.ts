@@ -1,7 +1,8 @@
 // Examples of POST /api/workflows/{id}/execute: the requests, the answers (sync finished, async
 // queued, sync still running; the webhook answers reuse them), the 400s, and the completion
 // callback's body.
-import { EX, invalid } from '../../openapi/components.ts';
+import { EX } from '../../openapi/components.ts';
+import { invalid } from '../../openapi/error-answers.ts';
 import { jobMetadataExample } from '../jobs/examples.ts';
 
 export const executeRequestExamples = {

@@ -10,14 +10,8 @@ import { literalAddressRefusal } from '../../../net/callback-url.ts';
 import { parseAllowList } from '../../../net/network-guard.ts';
 import type { ApiDeps } from '../../context.ts';
 import { executionAnswers } from '../../execution-answer.ts';
-import {
-  EX,
-  errors,
-  jsonBody,
-  ok,
-  RESOURCE_WRITE_DENIED,
-  withIdempotency,
-} from '../../openapi/components.ts';
+import { EX, jsonBody, ok, RESOURCE_WRITE_DENIED } from '../../openapi/components.ts';
+import { errors, withIdempotency } from '../../openapi/error-answers.ts';
 import { type Guards, Router } from '../router.ts';
 import {
   callbackJobExample,

@@ -1,5 +1,6 @@
 // Examples of POST /api/v1/workspaces: the request, the answer, and the 400s it gives.
-import { EX, invalid } from '../../openapi/components.ts';
+import { EX } from '../../openapi/components.ts';
+import { invalid } from '../../openapi/error-answers.ts';
 
 export const createWorkspaceRequest = { name: 'Marketing', color: '#3972F6', skipDefaultWorkflow: false };
 
