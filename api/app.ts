@@ -53,18 +53,19 @@ export function createApp(deps: ApiDeps) {
   app.route('/', webhookRoutes(deps, guards));
   app.use('/api/*', apiKeyAuth(deps.db));
   app.use('/api/*', jsonBodyLimit());
-  app.route('/', workspaceRoutes(deps, guards));
-  app.route('/', tableRoutes(deps, guards));
-  app.route('/', rowRoutes(deps, guards));
-  app.route('/', auditLogRoutes(deps, guards));
-  app.route('/', logRoutes(deps, guards));
-  const storage = createStorage(deps.config);
-  app.route('/', fileRoutes({ ...deps, storage }, guards));
-  app.route('/', knowledgeRoutes({ ...deps, storage, embedders: createEmbedders(deps.config) }, guards));
-  app.route('/', docRoutes(deps, guards));
+  // In the order the document lists them (the reference page groups them by tag).
   app.route('/', workflowRoutes(deps, guards));
   app.route('/', jobRoutes(deps, guards));
   app.route('/', usageLimitRoutes(deps, guards));
+  const storage = createStorage(deps.config);
+  app.route('/', knowledgeRoutes({ ...deps, storage, embedders: createEmbedders(deps.config) }, guards));
+  app.route('/', tableRoutes(deps, guards));
+  app.route('/', rowRoutes(deps, guards));
+  app.route('/', fileRoutes({ ...deps, storage }, guards));
+  app.route('/', docRoutes(deps, guards));
+  app.route('/', workspaceRoutes(deps, guards));
+  app.route('/', logRoutes(deps, guards));
+  app.route('/', auditLogRoutes(deps, guards));
   app.route('/', mcpRoutes(deps, guards));
   return app;
 }
