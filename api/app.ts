@@ -22,6 +22,7 @@ import { knowledgeRoutes } from './routes/knowledge/routes.ts';
 import { logRoutes } from './routes/logs/routes.ts';
 import { mcpRoutes } from './routes/mcp/routes.ts';
 import type { Guards } from './routes/router.ts';
+import { columnRoutes } from './routes/tables/column-routes.ts';
 import { tableRoutes } from './routes/tables/routes.ts';
 import { rowRoutes } from './routes/tables/row-routes.ts';
 import { usageLimitRoutes } from './routes/usage-limits/routes.ts';
@@ -61,6 +62,7 @@ export function createApp(deps: ApiDeps) {
   app.route('/', knowledgeRoutes({ ...deps, storage, embedders: createEmbedders(deps.config) }, guards));
   app.route('/', tableRoutes(deps, guards));
   app.route('/', rowRoutes(deps, guards));
+  app.route('/', columnRoutes(deps, guards));
   app.route('/', fileRoutes({ ...deps, storage }, guards));
   app.route('/', docRoutes(deps, guards));
   app.route('/', workspaceRoutes(deps, guards));

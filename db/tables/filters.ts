@@ -39,6 +39,8 @@ const ALLOWED: Record<ColumnType, ReadonlySet<FilterOperator>> = {
   date: new Set(FILTER_OPERATORS.filter((o) => !(TEXT_MATCH as readonly string[]).includes(o))),
   boolean: new Set(['eq', 'ne', 'in', 'nin', 'isNull', 'isNotNull']),
   json: new Set(['eq', 'ne', 'in', 'nin', 'isNull', 'isNotNull']),
+  // Operands name an option (by id or name) and compare as its stored id.
+  select: new Set(['eq', 'ne', 'in', 'nin', 'isNull', 'isNotNull']),
 };
 const COMPARE: Record<(typeof ORDERED)[number], string> = { gt: '>', gte: '>=', lt: '<', lte: '<=' };
 const MAX_IN = 1000;

@@ -4,8 +4,15 @@
 import { z } from 'zod';
 import { type FieldIssue, ServiceError } from '../../errors.ts';
 import { parseIsoInstant } from '../instants.ts';
+import {
+  describeOptions,
+  normalizeOptions,
+  resolveOption,
+  type SelectOption,
+  selectOptionsInput,
+} from './select-options.ts';
 
-export const COLUMN_TYPES = ['string', 'number', 'boolean', 'date', 'json'] as const;
+export const COLUMN_TYPES = ['string', 'number', 'boolean', 'date', 'json', 'select'] as const;
 export type ColumnType = (typeof COLUMN_TYPES)[number];
 
 export interface ColumnDef {
@@ -13,6 +20,8 @@ export interface ColumnDef {
   type: ColumnType;
   required: boolean;
   unique: boolean;
+  /** A select column's options (./select-options.ts); no other type has any. */
+  options?: SelectOption[];
 }
 
 export const MAX_COLUMNS = 1000;
@@ -36,10 +45,32 @@ export const columnDefSchema = z
     type: z.enum(COLUMN_TYPES),
     required: z.boolean().optional(),
     unique: z.boolean().optional(),
+    options: selectOptionsInput.optional(),
   })
   .strict();
 
-/** The column definitions of a new table: 1 to 1000, names unique, no unique json column. */
+/**
+ * The rules a column definition must keep beyond its fields' own: a select column has options
+ * (and no other type has any); json and select columns cannot be unique (a select's stored option
+ * id would allow one row per option). Issues are added under `path`.
+ */
+export function columnRuleIssues(
+  c: { type: ColumnType; unique?: boolean | undefined; options?: unknown[] | undefined },
+  path: (string | number)[],
+  add: (issue: { path: (string | number)[]; message: string }) => void,
+): void {
+  if (c.type === 'select' && !c.options) {
+    add({ path: [...path, 'options'], message: 'A select column needs its options' });
+  }
+  if (c.type !== 'select' && c.options) {
+    add({ path: [...path, 'options'], message: 'Only a select column has options' });
+  }
+  if (c.unique && (c.type === 'json' || c.type === 'select')) {
+    add({ path: [...path, 'unique'], message: `A ${c.type} column cannot be unique` });
+  }
+}
+
+/** The column definitions of a new table: 1 to 1000, names unique, each keeping columnRuleIssues. */
 export const tableColumnsSchema = z
   .array(columnDefSchema)
   .min(1)
@@ -51,8 +82,9 @@ export const tableColumnsSchema = z
         ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `Duplicate column name ${c.name}` });
       }
       seen.add(c.name);
-      if (c.unique && c.type === 'json') {
-        ctx.addIssue({ code: 'custom', path: [i, 'unique'], message: 'A json column cannot be unique' });
+      columnRuleIssues(c, [i], (issue) => ctx.addIssue({ code: 'custom', ...issue }));
+      for (const issue of c.options ? normalizeOptions(c.options).issues : []) {
+        ctx.addIssue({ code: 'custom', path: [i, 'options', ...issue.path], message: issue.message });
       }
     }
   });
@@ -74,6 +106,7 @@ export function parseColumns(input: unknown, path: (string | number)[] = ['schem
     type: c.type,
     required: c.required === true,
     unique: c.unique === true,
+    ...(c.options ? { options: normalizeOptions(c.options).options } : {}),
   }));
 }
 
@@ -150,6 +183,17 @@ export function checkValue(column: ColumnDef, v: unknown): Checked {
     }
     case 'json':
       return isStorableJson(v) ? { ok: true, value: v } : wrong('a JSON value');
+    case 'select': {
+      // Stored as the option's id, whichever way the value named it.
+      const id = resolveOption(column.options ?? [], v);
+      return id !== null
+        ? { ok: true, value: id }
+        : {
+            ok: false,
+            code: 'invalid_value',
+            message: `Column ${column.name} expects one of its options (${describeOptions(column.options ?? [])})`,
+          };
+    }
   }
 }
 

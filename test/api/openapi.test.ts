@@ -516,6 +516,41 @@ describe('real answers fit the documented ones', () => {
     );
   });
 
+  it('table columns: added and changed, with their errors', async () => {
+    const key = tenant.key;
+    const ws = tenant.workspace.id;
+    const created = await svc.call('POST', '/api/v1/tables', {
+      key,
+      body: { workspaceId: ws, name: 'columns', schema: { columns: [{ name: 'v', type: 'string' }] } },
+    });
+    const tableId = created.body.data.table.id;
+    const P = '/api/v1/tables/{tableId}/columns';
+    const path = `/api/v1/tables/${tableId}/columns`;
+    await svc.call('POST', `/api/v1/tables/${tableId}/rows`, {
+      key,
+      body: { workspaceId: ws, rows: [{ v: '1' }, { v: 'many' }, { v: '1' }] },
+    });
+    const add = (body: Record<string, unknown>) =>
+      svc.call('POST', path, { key, body: { workspaceId: ws, ...body } });
+    const change = (columnName: string, updates: Record<string, unknown>) =>
+      svc.call('PATCH', path, { key, body: { workspaceId: ws, columnName, updates } });
+    expectDocumented(
+      'POST',
+      P,
+      await add({ column: { name: 's', type: 'select', options: ['a', 'b'] }, default: 'a' }),
+    );
+    expectDocumented('POST', P, await add({ column: { name: 's', type: 'string' } }));
+    expectDocumented('POST', P, await add({ column: { name: 'r', type: 'string', required: true } }));
+    expectDocumented('POST', P, await add({ column: { name: 'x', type: 'select' } }));
+    expectDocumented('PATCH', P, await change('s', { options: ['a', 'b', 'c'], required: true }));
+    expectDocumented('PATCH', P, await change('v', { type: 'number' }));
+    expectDocumented('PATCH', P, await change('v', { unique: true }));
+    expectDocumented('PATCH', P, await change('s', { options: ['b'] }));
+    expectDocumented('PATCH', P, await change('v', { name: 's' }));
+    expectDocumented('PATCH', P, await change('nope', { name: 'w' }));
+    expectDocumented('PATCH', P, await change('v', {}));
+  });
+
   it('files, docs, knowledge, workspaces', async () => {
     const key = tenant.key;
     const ws = tenant.workspace.id;

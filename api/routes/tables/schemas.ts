@@ -26,7 +26,8 @@ export const createTableBody = z.object({
   schema: z.object({ columns: tableColumnsSchema }).meta({
     description:
       'The columns: 1 to 1000; names `^[a-z_][a-z0-9_]*$` up to 50 characters; types string, number, ' +
-      'boolean, date (ISO 8601), json; `required` and `unique` (not on json) default to false',
+      'boolean, date (ISO 8601), json, select (with `options`); `required` and `unique` (not on json ' +
+      'or select) default to false',
   }),
 });
 
@@ -43,6 +44,10 @@ export const columnSchema = z
     type: z.enum(COLUMN_TYPES),
     required: z.boolean(),
     unique: z.boolean(),
+    options: z
+      .array(z.object({ id: z.string(), name: z.string() }))
+      .optional()
+      .meta({ description: 'A select column only: its options; rows hold the `id`' }),
   })
   .meta({
     id: 'Column',
