@@ -48,7 +48,7 @@ export async function insertChecked(
   // The rows' data goes as one JSON array (cheaper to send than an array of JSON texts), and
   // nothing per row comes back: ids are made here, positions follow the locked counter, and every
   // row of the statement has the transaction's timestamp.
-  const [stamp] = await tx.query<{ at: Date }>(
+  const sent = tx.query<{ at: Date }>(
     `with inserted as (
        insert into table_rows (id, table_id, position, data)
        select i.id, $1, $2::bigint + t.ord, t.value
@@ -71,11 +71,13 @@ export async function insertChecked(
       rows.length,
     ],
   );
-  const at = (stamp?.at ?? new Date()).toISOString();
   const first = table.lastPosition + 1;
   table.rowCount += rows.length;
   table.lastPosition += rows.length;
   ctx.slots.claimed(slots);
+  ctx.decided();
+  const [stamp] = await sent;
+  const at = (stamp?.at ?? new Date()).toISOString();
   return rows.map((r, i) => ({
     id: ids[i] as string,
     data: { ...r.values },

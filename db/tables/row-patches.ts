@@ -15,15 +15,16 @@ import {
   type TableRow,
   toRow,
 } from './locked-table.ts';
-import { claimSlots, releaseSlots, slotsOf, takenIssues } from './unique-values.ts';
+import { slotsOf, takenIssues } from './unique-values.ts';
 import { type CheckedRow, type ColumnDef, checkRow, invalidRows } from './values.ts';
 import { type WriteContext, writeTable } from './write-groups.ts';
 
 /**
  * Applies a checked patch to rows of a locked table: a unique column may take a value on one row
- * only, and one no other row holds; the rows' slots of the unique columns it sets or clears are
- * replaced, but for the `unchanged` ones, whose value the caller knows the row holds already.
- * Answers the updated rows in position order; 404 when a single row named is not in the table.
+ * only, and one no other row holds; the rows' slots of the unique columns whose value it changes or
+ * clears are replaced. The rows and their slots change in one statement, and only for rows in the
+ * table. Answers the updated rows in position order; 404 when a row named is not in the table.
+ * `named`: the ids are the caller's, not found under the lock (from a slot, or a select).
  */
 export async function patchRows(
   tx: Queryable,
@@ -31,15 +32,13 @@ export async function patchRows(
   ids: string[],
   patch: CheckedRow,
   path: Path,
-  unchanged: string[] = [],
+  named = false,
 ): Promise<TableRow[]> {
   if (!ids.length) return [];
   const { table } = ctx;
-  const setUnique = table.columns.filter(
-    (c) => c.unique && Object.hasOwn(patch.values, c.name) && !unchanged.includes(c.name),
-  );
+  const setUnique = table.columns.filter((c) => c.unique && Object.hasOwn(patch.values, c.name));
   const issues: FieldIssue[] = [];
-  const slots = ids.length === 1 ? slotsOf(setUnique, ids[0] as string, patch.values, path) : [];
+  const wanted = ids.length === 1 ? slotsOf(setUnique, ids[0] as string, patch.values, path) : [];
   if (ids.length > 1) {
     for (const c of setUnique) {
       issues.push({
@@ -49,20 +48,44 @@ export async function patchRows(
       });
     }
   }
-  await takenIssues(tx, table.id, slots, issues, ctx.slots);
+  await takenIssues(tx, table.id, wanted, issues, ctx.slots);
   if (issues.length) throw invalidRows(issues, 'Unique constraint violated');
-  // The rows first: a row named that is not in the table is a 404 before any slot is touched.
-  const updated = await applyPatch<RowRecord>(
-    tx,
-    patch,
-    'id = any($2::uuid[])',
-    [table.id, ids],
-    ROW_COLUMNS,
+  // A value the row holds already keeps its slot; the others are claimed, and the slots of the
+  // columns they replace or clear released.
+  const claims = wanted.filter((s) => ctx.slots.known(s) !== s.rowId);
+  const kept = wanted.filter((s) => !claims.includes(s)).map((s) => s.column);
+  const released = uniqueTouched(table.columns, patch).filter((c) => !kept.includes(c));
+  const sent = tx.query<RowRecord>(
+    `with updated as (
+       update table_rows set data = (data || $3::jsonb) - $4::text[], updated_at = now()
+        where table_id = $1 and id = any($2::uuid[]) returning ${ROW_COLUMNS}
+     ), released as (
+       delete from table_unique_values
+        where table_id = $1 and column_name = any($5::text[]) and row_id in (select id from updated)
+     ), claimed as (
+       insert into table_unique_values (table_id, column_name, value_key, row_id)
+       select $1, c, k, r from unnest($6::text[], $7::text[], $8::uuid[]) as s(c, k, r)
+        where exists (select from updated)
+     )
+     select ${ROW_COLUMNS} from updated`,
+    [
+      table.id,
+      ids,
+      JSON.stringify(patch.values),
+      patch.cleared,
+      released,
+      claims.map((s) => s.column),
+      claims.map((s) => s.key),
+      claims.map((s) => s.rowId),
+    ],
   );
+  ctx.slots.released(ids, released);
+  ctx.slots.claimed(claims);
+  // Rows found under the lock are there: the statement does what was decided. Named ones may not
+  // be, and the 404 must come before the writes after it are decided on the slots changed here.
+  if (!named) ctx.decided();
+  const updated = await sent;
   if (updated.length < ids.length) throw notFound('Row');
-  const touched = uniqueTouched(table.columns, patch).filter((c) => !unchanged.includes(c));
-  await releaseSlots(tx, table.id, touched, ids, ctx.slots);
-  await claimSlots(tx, table.id, slots, ctx.slots);
   return updated.map(toRow).sort(byPosition);
 }
 
@@ -119,13 +142,9 @@ export function updateRows(
         // Without unique columns to re-check, the filter and the write are one statement, and only
         // the ids come back (an update may touch many rows).
         if (!uniqueTouched(table.columns, patch).length) {
-          const updated = await applyPatch<{ id: string; position: number }>(
-            tx,
-            patch,
-            where,
-            params,
-            'id, position',
-          );
+          const sent = applyPatch<{ id: string; position: number }>(tx, patch, where, params, 'id, position');
+          ctx.decided();
+          const updated = await sent;
           const ids = updated.sort(byPosition).map((r) => r.id);
           return { updatedCount: ids.length, updatedRowIds: ids };
         }
@@ -158,7 +177,7 @@ export async function updateRow(
     const patch = checkPatch(table.columns, data);
     return {
       lookups: () => slotsOf(table.columns, rowId, patch.values, ['data']),
-      run: async (tx, ctx) => (await patchRows(tx, ctx, [rowId], patch, ['data']))[0] as TableRow,
+      run: async (tx, ctx) => (await patchRows(tx, ctx, [rowId], patch, ['data'], true))[0] as TableRow,
     };
   });
 }

@@ -27,7 +27,7 @@ export {
 } from './locked-table.ts';
 export { insertChecked, insertRow, insertRows, MAX_BATCH_ROWS, type RowToInsert } from './row-inserts.ts';
 export { updateRow, updateRows } from './row-patches.ts';
-export { type TableWrite, type WriteContext, writeTable } from './write-groups.ts';
+export { soloContext, type TableWrite, type WriteContext, writeTable } from './write-groups.ts';
 
 /**
  * Updates the row whose unique column `conflictTarget` holds data's value of it (the columns given
@@ -73,7 +73,7 @@ export function upsertRow(
         if (issues.length) throw invalidRows(issues);
         // The target's slot stays as it is (updated) or is known free (inserted).
         if (existing !== null) {
-          const [row] = await patchRows(tx, ctx, [existing], checked, ['data'], [target.name]);
+          const [row] = await patchRows(tx, ctx, [existing], checked, ['data']);
           return { row: row as TableRow, operation: 'update' as const };
         }
         const [row] = await insertChecked(tx, ctx, [{ values: checked.values, path: ['data'] }], ['data']);

@@ -5,25 +5,38 @@
 // while a group of them is in flight are gathered and run as the next group: one transaction, one
 // lock, one commit flush, as executions are committed in groups (../batcher.ts).
 //
-// Within a group the writes run one after another, each in a savepoint: a write that fails (a
-// unique value taken, the row cap, a row not found, or any error of the database) is undone alone
-// and answered with its own error, and the others go on. They share the locked table's figures
-// (row count, last position) and a cache of the unique slots they have seen, which one query fills
-// for the whole group before they run. None is answered before the group commits, so nothing
-// acknowledged can be lost; if the commit fails, every write of the group that had not failed
-// already gets that error.
+// The writes of a group run in arrival order and share the locked table's figures (row count, last
+// position) and a cache of its unique slots, which one query fills for the whole group first. Each
+// gets its own answer or error; none is answered before the group commits, so nothing acknowledged
+// is lost, and if the commit fails every write of the group that had not failed gets that error.
+//
+// On a server a group is run pipelined (./group-runs.ts): a write decides from the shared figures
+// and cache what to do and sends its statements, and the next is decided while their answers
+// travel, so a group costs two round trips and its commit however many writes it holds. A write
+// that fails before it has decided (a bad value, a unique value taken, the row cap, a row not
+// found) is rolled back to its savepoint and fails alone. Should one fail after (a statement the
+// database refuses), the later writes were decided on what it did: the transaction is rolled back
+// and the group run again one write at a time, each in a savepoint.
 //
 // Grouping is per process and per table; the lock still serialises groups of other processes.
 // A write given a transaction (a store composing into a larger unit of work) runs in it alone.
-import type { Db, Queryable } from '../client.ts';
+import { type Db, isRolledBack, type Queryable } from '../client.ts';
+import { type Outcome, runWrites } from './group-runs.ts';
 import { checkRef, type LockedTable, lockTable, type TableRef } from './locked-table.ts';
 import { isSlotTaken, SlotCache, type SlotKey } from './unique-values.ts';
-import { invalidRows } from './values.ts';
+import { type ColumnDef, invalidRows } from './values.ts';
 
-/** What the writes of a group share: the locked table and what is known of its unique slots. */
+/** What a write of a group works with: the locked table and what is known of its unique slots. */
 export interface WriteContext {
   table: LockedTable;
   slots: SlotCache;
+  /**
+   * To call once the write has made its changes to `table` and `slots` and sent its statements:
+   * the next write of the group is then decided while this one awaits its answers. After it the
+   * write may fail only by a statement's failure (which fails the transaction). A write that never
+   * calls it is awaited whole before the next (it needs an answer to decide, or may yet refuse).
+   */
+  decided(): void;
 }
 
 /** A write prepared against the locked table's columns, without the database. */
@@ -43,6 +56,13 @@ export type TableWrite<T> = (table: LockedTable) => PreparedWrite<T>;
 /** The most writes committed in one group: a bound on how long a group holds the lock. */
 export const MAX_GROUP = 64;
 
+/** A context for a write alone in its transaction (a caller that locked the table itself). */
+export const soloContext = (table: LockedTable): WriteContext => ({
+  table,
+  slots: new SlotCache(),
+  decided() {},
+});
+
 /** Runs a write under the table's lock: with the concurrent writes of the table, on a database. */
 export async function writeTable<T>(db: Queryable, ref: TableRef, write: TableWrite<T>): Promise<T> {
   checkRef(ref);
@@ -50,7 +70,7 @@ export async function writeTable<T>(db: Queryable, ref: TableRef, write: TableWr
     return db
       .transaction(async (tx) => {
         const table = await lockTable(tx, ref);
-        return write(table).run(tx, { table, slots: new SlotCache() });
+        return write(table).run(tx, soloContext(table));
       })
       .catch((err) => {
         throw asWriteError(err);
@@ -76,7 +96,7 @@ const asWriteError = (err: unknown) =>
     ? invalidRows([{ code: 'not_unique', path: [], message: 'A unique column already holds a value given' }])
     : err;
 
-interface Pending {
+export interface Pending {
   // biome-ignore lint/suspicious/noExplicitAny: a queue holds writes of every answer type
   write: TableWrite<any>;
   resolve: (value: unknown) => void;
@@ -86,6 +106,8 @@ interface Queue {
   pending: Pending[];
   /** A group is scheduled or running: the next one waits for it. */
   busy: boolean;
+  /** The table's columns when it was last locked: the next group prepares against them first. */
+  columns?: ColumnDef[];
 }
 const queues = new WeakMap<Db, Map<string, Queue>>();
 
@@ -99,19 +121,50 @@ function schedule(db: Db, groups: Map<string, Queue>, key: string, queue: Queue,
   // The writes that arrive in this turn of the event loop join the first group.
   setImmediate(() => {
     const group = queue.pending.splice(0, MAX_GROUP);
-    void runGroup(db, ref, group).finally(() => {
+    void runGroup(db, ref, queue, group).finally(() => {
       queue.busy = false;
       schedule(db, groups, key, queue, ref);
     });
   });
 }
 
-type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
-
-async function runGroup(db: Db, ref: TableRef, group: Pending[]): Promise<void> {
-  const outcomes: (Outcome | undefined)[] = [];
+/** Runs a group and answers its writes. */
+async function runGroup(db: Db, ref: TableRef, queue: Queue, group: Pending[]) {
+  const server = db.backend === 'postgres';
+  let outcomes: (Outcome | undefined)[] = [];
+  /** Whether the attempt's transaction is known to have left nothing: it may be run again. */
+  let undone = true;
+  const attempt = async (pipelined: boolean) => {
+    outcomes = [];
+    let answers: Promise<void> = Promise.resolve();
+    undone = true;
+    await db
+      .transaction(async (tx) => {
+        const run = await runWrites(tx, { pipelined, ref, group, outcomes, columns: queue.columns });
+        queue.columns = run.columns;
+        answers = run.answers;
+        // From here the commit goes out: unless it answers that it rolled back, the writes may hold.
+        undone = false;
+      })
+      .catch((err) => {
+        if (isRolledBack(err)) undone = true;
+        throw err;
+      });
+    // Pipelined, the commit went out behind the writes before their answers came back. A write
+    // whose statement failed made the transaction fail with it; one that failed otherwise after
+    // sending changed nothing (see WriteContext.decided).
+    await answers;
+  };
   try {
-    await db.transaction((tx) => runWrites(tx, db.backend === 'postgres', ref, group, outcomes));
+    try {
+      await attempt(server);
+    } catch (err) {
+      // A write failed after sending, or the transaction could not be: one write at a time now,
+      // each in a savepoint, so that it fails alone. Not if the commit may have held (its answer
+      // lost): the writes would be done twice.
+      if (!server || !undone) throw err;
+      await attempt(false);
+    }
   } catch (err) {
     for (const i of group.keys()) if (outcomes[i]?.ok !== false) outcomes[i] = { ok: false, error: err };
   }
@@ -119,65 +172,5 @@ async function runGroup(db: Db, ref: TableRef, group: Pending[]): Promise<void> 
     const o = outcomes[i] as Outcome;
     if (o.ok) p.resolve(o.value);
     else p.reject(asWriteError(o.error));
-  }
-}
-
-async function runWrites(
-  tx: Queryable,
-  pipelined: boolean,
-  ref: TableRef,
-  group: Pending[],
-  outcomes: (Outcome | undefined)[],
-): Promise<void> {
-  const table = await lockTable(tx, ref);
-  const ctx: WriteContext = { table, slots: new SlotCache() };
-  const prepared = group.map((p, i) => {
-    try {
-      return p.write(table);
-    } catch (error) {
-      outcomes[i] = { ok: false, error };
-      return undefined;
-    }
-  });
-  // A lone write needs no savepoint: if it fails, the transaction holds nothing else.
-  if (group.length === 1) {
-    if (prepared[0]) outcomes[0] = { ok: true, value: await prepared[0].run(tx, ctx) };
-    return;
-  }
-  await ctx.slots.load(
-    tx,
-    table.id,
-    prepared.flatMap((p) => p?.lookups?.() ?? []),
-  );
-  // On a server, a savepoint and its release need no answer before the next statement: they are
-  // sent ahead of it, in the same round trip. Their failure fails the statements after them, and
-  // the commit at the latest.
-  const send = (sql: string) => {
-    const sent = tx.exec(sql);
-    sent.catch(() => {});
-    return sent;
-  };
-  for (const [i, p] of prepared.entries()) {
-    if (!p) continue;
-    const savepoint = `w${i}`;
-    const before = { rowCount: table.rowCount, lastPosition: table.lastPosition, slots: ctx.slots.mark() };
-    const begun = send(`savepoint ${savepoint}`);
-    if (!pipelined) await begun;
-    try {
-      outcomes[i] = { ok: true, value: await p.run(tx, ctx) };
-      await begun;
-      const released = send(`release savepoint ${savepoint}`);
-      if (!pipelined) await released;
-    } catch (error) {
-      // A savepoint that could not be made: the transaction is broken, and so is the group.
-      await begun;
-      await tx.exec(`rollback to savepoint ${savepoint}`);
-      const released = send(`release savepoint ${savepoint}`);
-      if (!pipelined) await released;
-      table.rowCount = before.rowCount;
-      table.lastPosition = before.lastPosition;
-      ctx.slots.undo(before.slots);
-      outcomes[i] = { ok: false, error };
-    }
   }
 }
