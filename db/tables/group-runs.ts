@@ -14,7 +14,7 @@ import type { Queryable } from '../client.ts';
 import { type LockedTable, lockTable, type TableRef } from './locked-table.ts';
 import { SlotCache } from './unique-values.ts';
 import type { ColumnDef } from './values.ts';
-import type { Pending, PreparedWrite, WriteContext } from './write-groups.ts';
+import type { Pending, PreparedWrite, WriteContext } from './write-context.ts';
 
 export type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 

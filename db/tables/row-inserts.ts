@@ -6,7 +6,8 @@ import type { Queryable } from '../client.ts';
 import type { Path, TableRef, TableRow } from './locked-table.ts';
 import { duplicateIssues, slotsOf, takenIssues } from './unique-values.ts';
 import { checkRow, invalidRows } from './values.ts';
-import { type WriteContext, writeTable } from './write-groups.ts';
+import type { WriteContext } from './write-context.ts';
+import { writeTable } from './write-groups.ts';
 
 export const MAX_BATCH_ROWS = 1000;
 

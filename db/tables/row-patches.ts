@@ -17,7 +17,8 @@ import {
 } from './locked-table.ts';
 import { slotsOf, takenIssues } from './unique-values.ts';
 import { type CheckedRow, type ColumnDef, checkRow, invalidRows } from './values.ts';
-import { type WriteContext, writeTable } from './write-groups.ts';
+import type { WriteContext } from './write-context.ts';
+import { writeTable } from './write-groups.ts';
 
 /**
  * Applies a checked patch to rows of a locked table: a unique column may take a value on one row

@@ -12,7 +12,8 @@ import { byPosition, checkRef, type Path, type TableRef, type TableRow } from '.
 import { insertChecked } from './row-inserts.ts';
 import { patchRows } from './row-patches.ts';
 import { checkRow, checkValue, invalidRows, uniqueKey } from './values.ts';
-import { type WriteContext, writeTable } from './write-groups.ts';
+import type { WriteContext } from './write-context.ts';
+import { writeTable } from './write-groups.ts';
 
 export {
   byPosition,

@@ -22,46 +22,15 @@
 // A write given a transaction (a store composing into a larger unit of work) runs in it alone.
 import { type Db, isRolledBack, type Queryable } from '../client.ts';
 import { type Outcome, runWrites } from './group-runs.ts';
-import { checkRef, type LockedTable, lockTable, type TableRef } from './locked-table.ts';
-import { isSlotTaken, SlotCache, type SlotKey } from './unique-values.ts';
+import { checkRef, lockTable, type TableRef } from './locked-table.ts';
+import { isSlotTaken } from './unique-values.ts';
 import { type ColumnDef, invalidRows } from './values.ts';
+import { type Pending, soloContext, type TableWrite } from './write-context.ts';
 
-/** What a write of a group works with: the locked table and what is known of its unique slots. */
-export interface WriteContext {
-  table: LockedTable;
-  slots: SlotCache;
-  /**
-   * To call once the write has made its changes to `table` and `slots` and sent its statements:
-   * the next write of the group is then decided while this one awaits its answers. After it the
-   * write may fail only by a statement's failure (which fails the transaction). A write that never
-   * calls it is awaited whole before the next (it needs an answer to decide, or may yet refuse).
-   */
-  decided(): void;
-}
-
-/** A write prepared against the locked table's columns, without the database. */
-export interface PreparedWrite<T> {
-  /** The unique values it will look up: a group looks all its writes' up in one query. */
-  lookups?: () => SlotKey[];
-  run(tx: Queryable, ctx: WriteContext): Promise<T>;
-}
-
-/**
- * A write to a table's rows: given the locked table, it checks what it can without the database
- * (may throw its 400 here) and answers how to run. It must not depend on the row count or the
- * slots, which the writes before it in its group change: run reads them from the context.
- */
-export type TableWrite<T> = (table: LockedTable) => PreparedWrite<T>;
+export { type PreparedWrite, soloContext, type TableWrite, type WriteContext } from './write-context.ts';
 
 /** The most writes committed in one group: a bound on how long a group holds the lock. */
 export const MAX_GROUP = 64;
-
-/** A context for a write alone in its transaction (a caller that locked the table itself). */
-export const soloContext = (table: LockedTable): WriteContext => ({
-  table,
-  slots: new SlotCache(),
-  decided() {},
-});
 
 /** Runs a write under the table's lock: with the concurrent writes of the table, on a database. */
 export async function writeTable<T>(db: Queryable, ref: TableRef, write: TableWrite<T>): Promise<T> {
@@ -96,12 +65,6 @@ const asWriteError = (err: unknown) =>
     ? invalidRows([{ code: 'not_unique', path: [], message: 'A unique column already holds a value given' }])
     : err;
 
-export interface Pending {
-  // biome-ignore lint/suspicious/noExplicitAny: a queue holds writes of every answer type
-  write: TableWrite<any>;
-  resolve: (value: unknown) => void;
-  reject: (err: unknown) => void;
-}
 interface Queue {
   pending: Pending[];
   /** A group is scheduled or running: the next one waits for it. */
