@@ -73,8 +73,8 @@ export async function runWrites(
   }
   const writes = prepared as (PreparedWrite<unknown> | undefined)[];
   const settled = Promise.resolve();
-  // Alone and not pipelined, a write needs no savepoint: if it fails, the transaction holds nothing else.
-  if (!pipelined && group.length === 1) {
+  // A lone write needs no savepoint: if it fails, the transaction holds nothing else.
+  if (group.length === 1) {
     const only = writes[0];
     if (only) outcomes[0] = { ok: true, value: await only.run(tx, { table, slots, decided() {} }) };
     return { columns: table.columns, answers: settled };
