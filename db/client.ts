@@ -76,8 +76,11 @@ export interface Db extends Queryable {
  * savepoint rolled back to): Postgres then rolls the whole transaction back at COMMIT, without an
  * error, and it must not pass for committed.
  */
-const abortedTransaction = () =>
-  new Error('The transaction was rolled back: a statement in it failed, and its error was caught');
+const ROLLED_BACK = 'The transaction was rolled back: a statement in it failed, and its error was caught';
+const abortedTransaction = () => new Error(ROLLED_BACK);
+
+/** The error of a transaction that its COMMIT rolled back (see abortedTransaction): nothing of it holds. */
+export const isRolledBack = (err: unknown) => err instanceof Error && err.message === ROLLED_BACK;
 
 /**
  * Opens an in-process PGlite with pgvector: in memory without dataDir, else persisted there, which

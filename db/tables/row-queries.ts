@@ -4,7 +4,14 @@ import { invalidField, notFound } from '../../errors.ts';
 import type { Queryable } from '../client.ts';
 import { isUuid } from '../ids.ts';
 import { compileFilter, compileSort } from './filters.ts';
-import { checkRef, ROW_COLUMNS, type RowRecord, type TableRef, type TableRow, toRow } from './rows.ts';
+import {
+  checkRef,
+  ROW_COLUMNS,
+  type RowRecord,
+  type TableRef,
+  type TableRow,
+  toRow,
+} from './locked-table.ts';
 import type { ColumnDef } from './values.ts';
 
 export const MAX_QUERY_LIMIT = 1000;

@@ -17,7 +17,7 @@ import { type Actor, recordAudit } from '../audit-logs.ts';
 import type { Queryable } from '../client.ts';
 import { isUuid } from '../ids.ts';
 import { effectiveLimits, limitsOf, type PlanName, type QuotaOverrides } from '../plans.ts';
-import { checkRef, lockTable, type TableRef } from './rows.ts';
+import { checkRef, lockTable, type TableRef } from './locked-table.ts';
 import {
   type ColumnDef,
   isStorableText,
@@ -49,12 +49,14 @@ export const tableNameSchema = z
 export const tableDescriptionSchema = z.string().max(2000).refine(isStorableText, 'Not storable text');
 export { getRow, MAX_QUERY_LIMIT, queryRows, type RowQuery } from './row-queries.ts';
 export {
+  deleteRow,
   deleteRows,
   insertRow,
   insertRows,
   MAX_BATCH_ROWS,
   type TableRef,
   type TableRow,
+  updateRow,
   updateRows,
   upsertRow,
 } from './rows.ts';

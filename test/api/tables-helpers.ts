@@ -25,6 +25,10 @@ export function tablesApi(svc: TestService, key: string, workspaceId: string) {
     deleteColumn: (id: string, columnName: string) =>
       write('DELETE', `/api/v1/tables/${id}/columns`, { columnName }),
     getRow: (id: string, rowId: string) => read(`${rows(id)}/${rowId}`),
+    patchRow: (id: string, rowId: string, data: unknown) => write('PATCH', `${rows(id)}/${rowId}`, { data }),
+    /** As the original service has it, the workspace goes in the query. */
+    deleteRow: (id: string, rowId: string) =>
+      svc.call('DELETE', `${rows(id)}/${rowId}`, { key, query: { workspaceId } }),
     /** filter and sort go as JSON in the query string. */
     query: (id: string, q: { filter?: unknown; sort?: unknown; limit?: number; offset?: number } = {}) =>
       read(rows(id), {

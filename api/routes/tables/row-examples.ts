@@ -193,4 +193,37 @@ export const upsertRowInvalid = [
 
 export const rowFoundExample = { success: true, data: { row: rowExample } };
 
-export const getRowInvalid = [READ_400, BAD_TABLE_ID, invalid(['rowId'], 'Must be a UUID', 'invalid_format')];
+const BAD_ROW_ID = invalid(['rowId'], 'Must be a UUID', 'invalid_format');
+
+export const getRowInvalid = [READ_400, BAD_TABLE_ID, BAD_ROW_ID];
+
+// --- Update one -----------------------------------------------------------------------------------
+
+export const updateRowRequest = { workspaceId: EX.workspaceId, data: { visits: 2 } };
+
+export const rowUpdatedExample = {
+  success: true,
+  data: {
+    row: { ...rowExample, data: { email: 'ada@example.com', visits: 2 }, updatedAt: EX.later },
+    message: 'Row updated successfully',
+  },
+};
+
+export const updateRowInvalid = [
+  {
+    error: 'Invalid row data',
+    details: [{ code: 'custom', path: ['data'], message: 'Give at least one column to set' }],
+  },
+  ...rowValueErrors,
+  WRITE_400,
+  BAD_ROW_ID,
+];
+
+// --- Delete one -----------------------------------------------------------------------------------
+
+export const rowDeletedExample = {
+  success: true,
+  data: { message: 'Row deleted successfully', deletedCount: 1 },
+};
+
+export const deleteRowInvalid = [READ_400, BAD_TABLE_ID, BAD_ROW_ID];

@@ -1,35 +1,49 @@
-// /api/v1/tables/{tableId}/rows: insert (10), query, bulk-update (11), delete, upsert (12) and get
-// rows. Row values, filters and sorts are checked by the store against the table's columns, so
+// /api/v1/tables/{tableId}/rows: insert (10), query, bulk-update (11), delete, upsert (12); and one
+// row by id: get, update (PATCH) and delete, as the original service has them. Row values, filters and sorts are checked by the store against the table's columns, so
 // their issues name the row and column.
 import { createRoute } from '@hono/zod-openapi';
 import {
+  deleteRow,
   deleteRows,
   getRow,
   insertRow,
   insertRows,
   queryRows,
   type TableRow,
+  updateRow,
   updateRows,
   upsertRow,
 } from '../../../db/tables/tables.ts';
 import type { ApiDeps } from '../../context.ts';
-import { idempotencyHeaders, jsonBody, ok } from '../../openapi/components.ts';
+import {
+  API_RATE_LIMITED,
+  idempotencyHeaders,
+  jsonBody,
+  ok,
+  WRITE_DENIED,
+} from '../../openapi/components.ts';
+import { errors } from '../../openapi/error-answers.ts';
 import { type Guards, Router } from '../router.ts';
 import { readErrors, writeErrors } from './examples.ts';
 import { reachTable, tags } from './routes.ts';
 import {
+  deleteRowInvalid,
   deleteRowsInvalid,
   deleteRowsRequests,
   getRowInvalid,
   insertRowsInvalid,
   insertRowsRequests,
   queryRowsInvalid,
+  rowDeletedExample,
   rowFoundExample,
   rowPageExample,
   rowsDeletedExample,
   rowsInsertedExamples,
   rowsUpdatedExample,
+  rowUpdatedExample,
   rowUpsertedExample,
+  updateRowInvalid,
+  updateRowRequest,
   updateRowsInvalid,
   updateRowsRequest,
   upsertRowInvalid,
@@ -39,13 +53,16 @@ import {
   deleteRowsBody,
   insertRowsBody,
   queryRowsQuery,
+  rowDeleted,
   rowFound,
   rowPage,
   rowPath,
   rowsDeleted,
   rowsInserted,
   rowsUpdated,
+  rowUpdated,
   rowUpserted,
+  updateRowBody,
   updateRowsBody,
   upsertRowBody,
 } from './row-schemas.ts';
@@ -170,6 +187,42 @@ export const getRowRoute = createRoute({
   },
 });
 
+const ROW_NOT_FOUND = ['Row not found', 'Table not found', 'Workspace not found'];
+
+export const updateRowRoute = createRoute({
+  method: 'patch',
+  path: '/api/v1/tables/{tableId}/rows/{rowId}',
+  operationId: 'updateRow',
+  tags,
+  summary: 'Update a row',
+  description:
+    'Sets the given columns on the row (null clears an optional one) and keeps the others, checked ' +
+    'against the schema and unique constraints. A row of another table is not found.',
+  request: { params: rowPath, body: jsonBody(updateRowBody, updateRowRequest) },
+  responses: {
+    200: ok({ description: 'The row as it is now', schema: rowUpdated, example: rowUpdatedExample }, 'api'),
+    ...writeErrors({ 400: updateRowInvalid, 404: ROW_NOT_FOUND }),
+  },
+});
+
+// As the original service has it, the workspace is named in the query: the request has no body.
+export const deleteRowRoute = createRoute({
+  method: 'delete',
+  path: '/api/v1/tables/{tableId}/rows/{rowId}',
+  operationId: 'deleteRow',
+  tags,
+  summary: 'Delete a row',
+  description: 'Deletes the row. A row of another table is not found.',
+  request: { params: rowPath, query: workspaceOnly },
+  responses: {
+    200: ok({ description: 'Deleted', schema: rowDeleted, example: rowDeletedExample }, 'api'),
+    ...errors(
+      { 400: deleteRowInvalid, 403: WRITE_DENIED, 404: ROW_NOT_FOUND, 429: API_RATE_LIMITED },
+      { metering: 'api' },
+    ),
+  },
+});
+
 export function rowRoutes({ db }: ApiDeps, guards: Guards) {
   return new Router(guards, { rateLimited: true })
     .openapi(insertRowsRoute, async (c) => {
@@ -238,5 +291,22 @@ export function rowRoutes({ db }: ApiDeps, guards: Guards) {
       const { workspaceId } = c.req.valid('query');
       const { ref } = await reachTable(db, c.get('principal'), tableId, workspaceId, 'read');
       return c.json({ success: true as const, data: { row: await getRow(db, ref, rowId) } }, 200);
+    })
+    .openapi(updateRowRoute, async (c) => {
+      const { tableId, rowId } = c.req.valid('param');
+      const body = c.req.valid('json');
+      const { ref } = await reachTable(db, c.get('principal'), tableId, body.workspaceId, 'write');
+      const row = await updateRow(db, ref, rowId, body.data);
+      return c.json({ success: true as const, data: { row, message: 'Row updated successfully' } }, 200);
+    })
+    .openapi(deleteRowRoute, async (c) => {
+      const { tableId, rowId } = c.req.valid('param');
+      const { workspaceId } = c.req.valid('query');
+      const { ref } = await reachTable(db, c.get('principal'), tableId, workspaceId, 'write');
+      await deleteRow(db, ref, rowId);
+      return c.json(
+        { success: true as const, data: { message: 'Row deleted successfully', deletedCount: 1 } },
+        200,
+      );
     }).app;
 }

@@ -51,6 +51,13 @@ export const updateRowsBody = z.object({
   data: z.unknown().meta({ description: 'The column values to set on every matching row' }),
 });
 
+export const updateRowBody = z.object({
+  workspaceId: z.uuid().meta(WORKSPACE),
+  data: z.unknown().meta({
+    description: 'The columns to set (column name → value; null clears an optional column); the others stay',
+  }),
+});
+
 export const upsertRowBody = z.object({
   workspaceId: z.uuid().meta(WORKSPACE),
   data: z.unknown().meta({ description: 'The row: must carry the value of the unique column matched on' }),
@@ -173,3 +180,10 @@ export const rowUpserted = envelope({
 }).meta({ id: 'RowUpserted' });
 
 export const rowFound = envelope({ row: rowSchema }).meta({ id: 'RowFound' });
+
+export const rowUpdated = envelope({ row: rowSchema, message: z.string() }).meta({ id: 'RowUpdated' });
+
+export const rowDeleted = envelope({
+  message: z.string(),
+  deletedCount: z.number().int().meta({ description: 'Always 1: a row not found is a 404' }),
+}).meta({ id: 'RowDeleted' });
