@@ -14,7 +14,7 @@ import {
   refuseOutsideOptions,
   refuseRowsWithout,
 } from './column-scans.ts';
-import { type LockedTable, lockTable, type TableRef } from './rows.ts';
+import { type LockedTable, lockTable, type TableRef } from './locked-table.ts';
 import { normalizeOptions, type SelectOption, selectOptionsInput } from './select-options.ts';
 import { claimSlots } from './unique-values.ts';
 import {

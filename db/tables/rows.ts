@@ -15,21 +15,6 @@ import { checkRow, checkValue, invalidRows, uniqueKey } from './values.ts';
 import type { WriteContext } from './write-context.ts';
 import { writeTable } from './write-groups.ts';
 
-export {
-  byPosition,
-  checkRef,
-  type LockedTable,
-  lockTable,
-  ROW_COLUMNS,
-  type RowRecord,
-  type TableRef,
-  type TableRow,
-  toRow,
-} from './locked-table.ts';
-export { insertChecked, insertRow, insertRows, MAX_BATCH_ROWS, type RowToInsert } from './row-inserts.ts';
-export { updateRow, updateRows } from './row-patches.ts';
-export { soloContext, type TableWrite, type WriteContext, writeTable } from './write-groups.ts';
-
 /**
  * Updates the row whose unique column `conflictTarget` holds data's value of it (the columns given
  * only), or inserts data as a new row (counting toward the row cap). conflictTarget may be left out

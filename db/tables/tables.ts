@@ -47,19 +47,12 @@ export const tableNameSchema = z
   .max(MAX_TABLE_NAME)
   .refine(isStorableText, 'Not storable text');
 export const tableDescriptionSchema = z.string().max(2000).refine(isStorableText, 'Not storable text');
+export type { TableRef, TableRow } from './locked-table.ts';
+// The store's whole surface, for callers outside db/tables: each function from the module that holds it.
+export { insertRow, insertRows, MAX_BATCH_ROWS } from './row-inserts.ts';
+export { updateRow, updateRows } from './row-patches.ts';
 export { getRow, MAX_QUERY_LIMIT, queryRows, type RowQuery } from './row-queries.ts';
-export {
-  deleteRow,
-  deleteRows,
-  insertRow,
-  insertRows,
-  MAX_BATCH_ROWS,
-  type TableRef,
-  type TableRow,
-  updateRow,
-  updateRows,
-  upsertRow,
-} from './rows.ts';
+export { deleteRow, deleteRows, upsertRow } from './rows.ts';
 export { tableColumnsSchema };
 
 type TableRecord = {
