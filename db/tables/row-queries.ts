@@ -48,25 +48,60 @@ export async function queryRows(
     throw invalidField('limit', `Give a whole number from 1 to ${MAX_QUERY_LIMIT}`);
   }
   if (!Number.isInteger(offset) || offset < 0) throw invalidField('offset', 'Give a whole number, 0 or more');
-  const columns = await columnsOf(db, ref);
+  // The filter and sort are compiled against the columns as read first; the rows are read in a
+  // later statement, which a column renamed or retyped in between (db/tables/columns.ts) would
+  // leave reading keys the rows no longer carry. So that statement reads the columns again, in its
+  // own snapshot, and a page read against changed columns is read again.
+  for (let attempt = 1; ; attempt++) {
+    const columns = await columnsOf(db, ref);
+    const page = await pageOf(db, ref, columns, q.filter, q.sort, limit, offset, attempt === 3);
+    if (page) return page;
+  }
+}
+
+/**
+ * One page of rows, or null when the table's columns are no longer `columns` (the caller reads
+ * them again); `anyway` answers the page even then (a table whose columns keep changing).
+ */
+async function pageOf(
+  db: Queryable,
+  ref: TableRef,
+  columns: ColumnDef[],
+  filter: unknown,
+  sort: unknown,
+  limit: number,
+  offset: number,
+  anyway = false,
+): Promise<{ rows: TableRow[]; total: number } | null> {
   const params: unknown[] = [ref.id];
-  const where = compileFilter(columns, q.filter, params);
-  const order = compileSort(columns, q.sort, params);
-  params.push(limit, offset);
-  const rows = await db.query<RowRecord & { total: number }>(
-    `select ${ROW_COLUMNS}, count(*) over () as total from table_rows where table_id = $1 and ${where}
-      order by ${order} limit $${params.length - 1} offset $${params.length}`,
+  const where = compileFilter(columns, filter, params);
+  const order = compileSort(columns, sort, params);
+  params.push(JSON.stringify(columns), limit, offset);
+  const n = params.length;
+  // One statement, one snapshot: the table's columns as this read sees them, beside the page.
+  const found = await db.query<{ current: boolean } & Partial<RowRecord> & { total: number | null }>(
+    `select t.columns = $${n - 2}::jsonb as current, r.*
+       from user_tables t
+       left join lateral (
+         select ${ROW_COLUMNS}, count(*) over () as total from table_rows
+          where table_id = t.id and ${where}
+          order by ${order} limit $${n - 1} offset $${n}
+       ) r on true
+      where t.id = $1`,
     params,
   );
-  let total = Number(rows[0]?.total ?? 0);
+  if (!found.length) throw notFound('Table');
+  if (!anyway && !found[0]?.current) return null;
+  const rows = found.filter((r) => r.id).map((r) => toRow(r as RowRecord));
+  let total = Number(found[0]?.total ?? 0);
   if (!rows.length && offset > 0) {
     const [c] = await db.query<{ n: number }>(
       `select count(*)::int as n from table_rows where table_id = $1 and ${where}`,
-      params.slice(0, -2),
+      params.slice(0, -3),
     );
     total = c?.n ?? 0;
   }
-  return { rows: rows.map(toRow), total };
+  return { rows, total };
 }
 
 /** One row of the table; 404 naming the table or the row, whichever is missing. */

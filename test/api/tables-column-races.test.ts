@@ -124,4 +124,29 @@ describe('column changes racing row writes', () => {
       expect(dups).toBe(inserted.filter(ok).length);
     }
   });
+
+  it('a rename while the rows are read by the old name: each read sees the table before or after it', async () => {
+    for (let round = 0; round < 3; round++) {
+      const table = await makeTable(api, [{ name: 'a', type: 'string' }]);
+      await insertMany(
+        api,
+        table.id,
+        Array.from({ length: 60 }, (_, i) => ({ a: i % 2 ? 'odd' : 'even' })),
+      );
+      const read = () => api.query(table.id, { filter: { a: 'odd' }, sort: { a: 'asc' } });
+      const [renamed, ...reads] = await Promise.all([
+        cols.update(table.id, 'a', { name: 'b' }),
+        ...Array.from({ length: 24 }, read),
+      ]);
+      expectOk(renamed);
+      for (const r of reads) {
+        // Before the rename: the 30 odd rows under `a`; after it: `a` is no column. Never a page
+        // read by a name the rows no longer carry (no rows, or rows without the filtered value).
+        if (r.status === 200) {
+          expect(r.body.data.rows).toHaveLength(30);
+          expect(r.body.data.rows.every((row: { data: { a?: string } }) => row.data.a === 'odd')).toBe(true);
+        } else expectIssues(r, [['filter', 'a']]);
+      }
+    }
+  });
 });
