@@ -24,6 +24,7 @@ import { mcpRoutes } from './routes/mcp/routes.ts';
 import type { Guards } from './routes/router.ts';
 import { tableRoutes } from './routes/tables/routes.ts';
 import { rowRoutes } from './routes/tables/row-routes.ts';
+import { tableTransferRoutes } from './routes/tables/transfer-routes.ts';
 import { usageLimitRoutes } from './routes/usage-limits/routes.ts';
 import { webhookRoutes } from './routes/webhooks/routes.ts';
 import { workflowRoutes } from './routes/workflows/routes.ts';
@@ -54,11 +55,13 @@ export function createApp(deps: ApiDeps) {
   app.use('/api/*', apiKeyAuth(deps.db));
   app.use('/api/*', jsonBodyLimit());
   app.route('/', workspaceRoutes(deps, guards));
+  const storage = createStorage(deps.config);
   app.route('/', tableRoutes(deps, guards));
+  // Before the row routes: GET …/rows/export is no row id.
+  app.route('/', tableTransferRoutes({ ...deps, storage }, guards));
   app.route('/', rowRoutes(deps, guards));
   app.route('/', auditLogRoutes(deps, guards));
   app.route('/', logRoutes(deps, guards));
-  const storage = createStorage(deps.config);
   app.route('/', fileRoutes({ ...deps, storage }, guards));
   app.route('/', knowledgeRoutes({ ...deps, storage, embedders: createEmbedders(deps.config) }, guards));
   app.route('/', docRoutes(deps, guards));
