@@ -25,6 +25,7 @@ import type { Guards } from './routes/router.ts';
 import { columnRoutes } from './routes/tables/column-routes.ts';
 import { tableRoutes } from './routes/tables/routes.ts';
 import { rowRoutes } from './routes/tables/row-routes.ts';
+import { tableTransferRoutes } from './routes/tables/transfer-routes.ts';
 import { usageLimitRoutes } from './routes/usage-limits/routes.ts';
 import { webhookRoutes } from './routes/webhooks/routes.ts';
 import { workflowRoutes } from './routes/workflows/routes.ts';
@@ -61,6 +62,8 @@ export function createApp(deps: ApiDeps) {
   const storage = createStorage(deps.config);
   app.route('/', knowledgeRoutes({ ...deps, storage, embedders: createEmbedders(deps.config) }, guards));
   app.route('/', tableRoutes(deps, guards));
+  // Before the row routes: GET …/rows/export is no row id.
+  app.route('/', tableTransferRoutes({ ...deps, storage }, guards));
   app.route('/', rowRoutes(deps, guards));
   app.route('/', columnRoutes(deps, guards));
   app.route('/', fileRoutes({ ...deps, storage }, guards));

@@ -7,10 +7,8 @@
 // median. RSS growth is mostly the request's buffers awaiting garbage collection (V8 frees them in
 // batches, malloc may or may not hand the pages back between uploads), which the bare server shares:
 // compare the two. BENCH_FILE_MB sizes the file (default 100), BENCH_ROUNDS the rounds (default 5).
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
-import { createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,6 +17,7 @@ import { pipeline } from 'node:stream/promises';
 import { setOrganizationPlan } from '../db/organizations.ts';
 import { setQuotas } from '../db/quotas.ts';
 import { startScratchService } from './lib/scratch-service.ts';
+import { post, startServer, watched } from './lib/server-process.ts';
 import { printTable } from './lib/table.ts';
 
 const MB = 1024 * 1024;
@@ -29,73 +28,6 @@ const CHUNK = Buffer.alloc(MB, 'x');
 /** The chunks of the file, without ever holding more than one (shared) megabyte. */
 function* fileChunks(): Generator<Buffer> {
   for (let at = 0; at < FILE_BYTES; at += MB) yield CHUNK.subarray(0, Math.min(MB, FILE_BYTES - at));
-}
-
-/** Starts a server process and resolves with its pid and the URL it prints. */
-async function startServer(args: string[], env: NodeJS.ProcessEnv) {
-  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'inherit'] });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout?.on('data', (d: Buffer) => {
-      out += d;
-      const m = out.match(/listening on (http:\/\/\S+)/i);
-      if (m) resolve(m[1] as string);
-    });
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${out}`)));
-  });
-  return {
-    pid: child.pid as number,
-    url,
-    async stop() {
-      const exited = once(child, 'exit');
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
-}
-
-const rssKb = (pid: number, field: 'VmRSS' | 'VmHWM') =>
-  Number(readFileSync(`/proc/${pid}/status`, 'utf8').match(new RegExp(`${field}:\\s+(\\d+)`))?.[1] ?? 0);
-
-/**
- * Runs `work` while watching a process's resident memory: answers the time taken and the peak
- * RSS growth in MB. The kernel's own high-water mark is reset first (clear_refs 5) where allowed,
- * so a peak between two samples is not missed; sampling every 5 ms backs it up.
- */
-async function watched(pid: number, work: () => Promise<void>) {
-  let resetPeak = true;
-  try {
-    writeFileSync(`/proc/${pid}/clear_refs`, '5');
-  } catch {
-    resetPeak = false;
-  }
-  const before = rssKb(pid, 'VmRSS');
-  let peak = before;
-  const timer = setInterval(() => {
-    peak = Math.max(peak, rssKb(pid, 'VmRSS'));
-  }, 5);
-  const started = performance.now();
-  await work();
-  const seconds = (performance.now() - started) / 1000;
-  clearInterval(timer);
-  if (resetPeak) peak = Math.max(peak, rssKb(pid, 'VmHWM'));
-  peak = Math.max(peak, rssKb(pid, 'VmRSS'));
-  return { seconds, rssGrowthMb: (peak - before) / 1024 };
-}
-
-/** POSTs a body of known length over one HTTP connection, honouring backpressure; answers the status and text. */
-async function post(url: string, headers: Record<string, string>, pieces: Iterable<Buffer>, length: number) {
-  const req = http.request(url, {
-    method: 'POST',
-    headers: { ...headers, 'Content-Length': String(length) },
-  });
-  const response = once(req, 'response') as Promise<[http.IncomingMessage]>;
-  for (const piece of pieces) if (!req.write(piece)) await once(req, 'drain');
-  req.end();
-  const [res] = await response;
-  let text = '';
-  for await (const chunk of res) text += chunk;
-  return { status: res.statusCode ?? 0, text };
 }
 
 async function main() {

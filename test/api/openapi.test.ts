@@ -156,7 +156,7 @@ describe('coverage: the document and the app agree', () => {
     }
   });
 
-  it('documents the four Idempotency-Key operations with the header, their replays and conflicts', () => {
+  it('documents the five Idempotency-Key operations with the header, their replays and conflicts', () => {
     const keyed = operations().filter((o) =>
       o.op.parameters?.some((p: Json) => p.name === 'Idempotency-Key'),
     );
@@ -165,6 +165,7 @@ describe('coverage: the document and the app agree', () => {
         'post /api/v1/files',
         'post /api/v1/knowledge/{id}/documents',
         'post /api/v1/tables/{tableId}/rows',
+        'post /api/v1/tables/{tableId}/rows/import',
         'post /api/workflows/{id}/execute',
       ].sort(),
     );
@@ -549,6 +550,57 @@ describe('real answers fit the documented ones', () => {
     expectDocumented('PATCH', P, await change('v', { name: 's' }));
     expectDocumented('PATCH', P, await change('nope', { name: 'w' }));
     expectDocumented('PATCH', P, await change('v', {}));
+  });
+
+  it('table import (CSV) and export, with their errors', async () => {
+    const key = tenant.key;
+    const ws = tenant.workspace.id;
+    const created = await svc.call('POST', '/api/v1/tables', {
+      key,
+      body: {
+        workspaceId: ws,
+        name: 'transfers',
+        schema: { columns: [{ name: 'n', type: 'number', unique: true }] },
+      },
+    });
+    const tableId = created.body.data.table.id;
+    const IMPORT = '/api/v1/tables/{tableId}/rows/import';
+    const importCsv = async (fields: Record<string, string>, csv: string) => {
+      const form = new FormData();
+      for (const [k, v] of Object.entries(fields)) form.set(k, v);
+      form.set('file', new Blob([csv], { type: 'text/csv' }), 'n.csv');
+      const res = await svc.app.request(`/api/v1/tables/${tableId}/rows/import`, {
+        method: 'POST',
+        body: form,
+        headers: { 'X-API-Key': key },
+      });
+      return { status: res.status, headers: res.headers, body: await res.json() };
+    };
+    expectDocumented(
+      'POST',
+      IMPORT,
+      await importCsv({ workspaceId: ws, mode: 'skip' }, 'n\r\n1\r\nx\r\n1\r\n'),
+    );
+    expectDocumented('POST', IMPORT, await importCsv({ workspaceId: ws }, 'n\r\n2\r\nx\r\n'));
+    expectDocumented('POST', IMPORT, await importCsv({ workspaceId: ws }, 'phone\r\n1\r\n'));
+    expectDocumented('POST', IMPORT, await importCsv({ workspaceId: ws, mode: 'some' }, 'n\r\n'));
+    expectDocumented('POST', IMPORT, await importCsv({ workspaceId: crypto.randomUUID() }, 'n\r\n'));
+    const EXPORT = '/api/v1/tables/{tableId}/rows/export';
+    const exported = async (query: string) => {
+      const res = await svc.app.request(`/api/v1/tables/${tableId}/rows/export?workspaceId=${ws}${query}`, {
+        headers: { 'X-API-Key': key },
+      });
+      const text = await res.text();
+      return { status: res.status, headers: res.headers, body: res.ok ? text : JSON.parse(text) };
+    };
+    const csv = await exported('');
+    expectDocumented('GET', EXPORT, csv);
+    expect(csv.body).toBe('n\r\n1\r\n');
+    expect(doc.paths[EXPORT].get.responses['200'].content['text/csv']).toBeDefined();
+    expect(doc.paths[EXPORT].get.responses['200'].content['application/x-ndjson']).toBeDefined();
+    expectDocumented('GET', EXPORT, await exported('&format=jsonl'));
+    expectDocumented('GET', EXPORT, await exported('&format=xml'));
+    expectDocumented('GET', EXPORT, await exported('&filter=%7B%22phone%22%3A1%7D'));
   });
 
   it('files, docs, knowledge, workspaces', async () => {

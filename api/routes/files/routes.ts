@@ -29,6 +29,7 @@ import {
   WRITE_DENIED,
 } from '../../openapi/components.ts';
 import { errors, withIdempotency } from '../../openapi/error-answers.ts';
+import { contentDisposition } from '../content-disposition.ts';
 import { type Guards, Router } from '../router.ts';
 import {
   downloadHeaders,
@@ -160,16 +161,6 @@ function parseFields(fields: Record<string, string>) {
     throw invalidField(String(issue?.path[0] ?? 'workspaceId'), issue?.message ?? 'Invalid', issue?.code);
   }
   return r.data;
-}
-
-// RFC 6266 / 5987: a plain ASCII fallback for old clients, and the exact name as UTF-8 in filename*.
-function contentDisposition(name: string): string {
-  const fallback = name.replace(/[^\x20-\x7e]|["\\/%]/g, '_');
-  const exact = encodeURIComponent(name).replace(
-    /['()*]/g,
-    (ch) => `%${ch.charCodeAt(0).toString(16).toUpperCase()}`,
-  );
-  return `attachment; filename="${fallback}"; filename*=UTF-8''${exact}`;
 }
 
 export function fileRoutes({ db, log, storage }: ApiDeps & { storage: StorageDriver }, guards: Guards) {

@@ -83,7 +83,7 @@ export const deleteRowsBody = z
   });
 
 /** A JSON value carried in a query parameter (filter, sort). */
-const jsonParam = z.string().transform((text, ctx): unknown => {
+export const jsonParam = z.string().transform((text, ctx): unknown => {
   try {
     return parseJson(text);
   } catch (err) {
