@@ -27,8 +27,6 @@ import { isSlotTaken } from './unique-values.ts';
 import { type ColumnDef, invalidRows } from './values.ts';
 import { type Pending, soloContext, type TableWrite } from './write-context.ts';
 
-export { type PreparedWrite, soloContext, type TableWrite, type WriteContext } from './write-context.ts';
-
 /** The most writes committed in one group: a bound on how long a group holds the lock. */
 export const MAX_GROUP = 64;
 
