@@ -92,3 +92,16 @@ export function uuidFromPath(c: Context, param: string, field = param): string {
   if (!uuid.safeParse(id).success) throw invalidField(field, 'Must be a UUID', 'invalid_format');
   return id as string;
 }
+
+/**
+ * The text fields of a multipart upload (read as the upload streams, so not by the Router), checked:
+ * a 400 naming the first field at fault.
+ */
+export function uploadFields<S extends z.ZodType>(schema: S, fields: Record<string, string>): z.output<S> {
+  const r = schema.safeParse(fields);
+  if (!r.success) {
+    const issue = r.error.issues[0];
+    throw invalidField(String(issue?.path[0] ?? 'workspaceId'), issue?.message ?? 'Invalid', issue?.code);
+  }
+  return r.data;
+}

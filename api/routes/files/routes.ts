@@ -15,10 +15,10 @@ import {
   listFiles,
   MAX_FILE_BYTES,
 } from '../../../db/files.ts';
-import { invalidField } from '../../../errors.ts';
 import type { StorageDriver } from '../../../storage/driver.ts';
 import { receiveUpload } from '../../../storage/multipart-upload.ts';
 import type { ApiDeps } from '../../context.ts';
+import { uploadFields } from '../../middleware/validate.ts';
 import {
   API_RATE_LIMITED,
   idempotencyHeaders,
@@ -154,15 +154,6 @@ export const deleteFileRoute = createRoute({
 });
 
 /** The upload's text fields, judged as the stream reaches them: a 400 names the first bad one. */
-function parseFields(fields: Record<string, string>) {
-  const r = uploadFileFields.safeParse(fields);
-  if (!r.success) {
-    const issue = r.error.issues[0];
-    throw invalidField(String(issue?.path[0] ?? 'workspaceId'), issue?.message ?? 'Invalid', issue?.code);
-  }
-  return r.data;
-}
-
 export function fileRoutes({ db, log, storage }: ApiDeps & { storage: StorageDriver }, guards: Guards) {
   return new Router(guards, { rateLimited: true })
     .plain(uploadFileRoute, async (c) => {
@@ -175,13 +166,18 @@ export function fileRoutes({ db, log, storage }: ApiDeps & { storage: StorageDri
         async onFile(fields, name) {
           checkFileName(name);
           if (fields.workspaceId === undefined) return null;
-          access = await authorizeWorkspace(db, principal, parseFields(fields).workspaceId, 'write');
+          access = await authorizeWorkspace(
+            db,
+            principal,
+            uploadFields(uploadFileFields, fields).workspaceId,
+            'write',
+          );
           await assertFileNameFree(db, access.workspace.id, name);
           return access.workspace.id;
         },
       });
       try {
-        const { workspaceId } = parseFields(upload.fields);
+        const { workspaceId } = uploadFields(uploadFileFields, upload.fields);
         access ??= await authorizeWorkspace(db, principal, workspaceId, 'write');
         const file = await createFile(db, access.actor, {
           workspaceId: access.workspace.id,

@@ -7,7 +7,7 @@ import { authorizeResource, type WorkspaceAccess } from '../../../db/access.ts';
 import { checkFileName, MAX_FILE_BYTES } from '../../../db/files.ts';
 import { requireKnowledgeBase } from '../../../db/knowledge/bases.ts';
 import { createDocument, getBaseDocument, listDocuments } from '../../../db/knowledge/documents.ts';
-import { invalidField, ServiceError } from '../../../errors.ts';
+import { ServiceError } from '../../../errors.ts';
 import { sendIngestJobs } from '../../../jobs/ingest-jobs.ts';
 import {
   documentKindOf,
@@ -17,7 +17,7 @@ import {
 import type { StorageDriver } from '../../../storage/driver.ts';
 import { receiveUpload } from '../../../storage/multipart-upload.ts';
 import type { ApiDeps, ApiEnv } from '../../context.ts';
-import { uuidFromPath } from '../../middleware/validate.ts';
+import { uploadFields, uuidFromPath } from '../../middleware/validate.ts';
 import { API_RATE_LIMITED, idempotencyHeaders, ok, RESOURCE_WRITE_DENIED } from '../../openapi/components.ts';
 import { errors, withIdempotency } from '../../openapi/error-answers.ts';
 import type { Router } from '../router.ts';
@@ -169,15 +169,6 @@ export function withDocumentRoutes(router: Router, deps: DocumentDeps): Router {
     .plain(uploadDocumentRoute, uploadDocument(deps));
 }
 
-function parseFields(fields: Record<string, string>) {
-  const r = uploadDocumentFields.safeParse(fields);
-  if (!r.success) {
-    const issue = r.error.issues[0];
-    throw invalidField(String(issue?.path[0] ?? 'workspaceId'), issue?.message ?? 'Invalid', issue?.code);
-  }
-  return r.data;
-}
-
 function checkKind(filename: string, mimeType: string) {
   const kind = documentKindOf(filename, mimeType);
   if (!kind) {
@@ -210,12 +201,12 @@ function uploadDocument({ db, log, queue, storage }: DocumentDeps): Handler<ApiE
         checkFileName(name);
         checkKind(name, declaredType);
         if (fields.workspaceId === undefined) return null;
-        access = await reach(parseFields(fields).workspaceId);
+        access = await reach(uploadFields(uploadDocumentFields, fields).workspaceId);
         return access.workspace.id;
       },
     });
     try {
-      const { workspaceId, allowDuplicate } = parseFields(upload.fields);
+      const { workspaceId, allowDuplicate } = uploadFields(uploadDocumentFields, upload.fields);
       const reached = access ?? (await reach(workspaceId));
       const kind = checkKind(upload.file.name, upload.file.type);
       const { document } = await db.transaction(async (tx) => {

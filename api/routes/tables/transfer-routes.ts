@@ -12,11 +12,10 @@ import type { Principal } from '../../../db/api-keys.ts';
 import { checkFileName, MAX_FILE_BYTES } from '../../../db/files.ts';
 import { scanRows } from '../../../db/tables/row-scan.ts';
 import { getTable, type TableRef } from '../../../db/tables/tables.ts';
-import { invalidField } from '../../../errors.ts';
 import type { StorageDriver } from '../../../storage/driver.ts';
 import { receiveUpload } from '../../../storage/multipart-upload.ts';
 import type { ApiDeps, ApiEnv } from '../../context.ts';
-import { uuidFromPath } from '../../middleware/validate.ts';
+import { uploadFields, uuidFromPath } from '../../middleware/validate.ts';
 import { API_RATE_LIMITED, idempotencyHeaders, ok, okMedia, WRITE_DENIED } from '../../openapi/components.ts';
 import { errors, withIdempotency } from '../../openapi/error-answers.ts';
 import { contentDisposition } from '../content-disposition.ts';
@@ -117,15 +116,6 @@ export const exportRowsRoute = createRoute({
 });
 
 /** The import's fields, judged as the stream reaches them: a 400 names the first bad one. */
-function parseFields(fields: Record<string, string>) {
-  const r = importFields.safeParse(fields);
-  if (!r.success) {
-    const issue = r.error.issues[0];
-    throw invalidField(String(issue?.path[0] ?? 'workspaceId'), issue?.message ?? 'Invalid', issue?.code);
-  }
-  return r.data;
-}
-
 /** The table an import writes to: the caller needs write permission, and the table must be there. */
 async function reachForWrite(deps: TransferDeps, principal: Principal, tableId: string, workspaceId: string) {
   const { ref } = await reachTable(deps.db, principal, tableId, workspaceId, 'write');
@@ -148,12 +138,12 @@ function importHandler(deps: TransferDeps): Handler<ApiEnv> {
       async onFile(fields, name) {
         checkFileName(name);
         if (fields.workspaceId === undefined) return null;
-        ref = await reachForWrite(deps, principal, tableId, parseFields(fields).workspaceId);
+        ref = await reachForWrite(deps, principal, tableId, uploadFields(importFields, fields).workspaceId);
         return ref.workspaceId;
       },
     });
     try {
-      const { workspaceId, mode } = parseFields(upload.fields);
+      const { workspaceId, mode } = uploadFields(importFields, upload.fields);
       ref ??= await reachForWrite(deps, principal, tableId, workspaceId);
       const { body } = await storage.get(upload.file.key);
       const result = await importRows(db, ref, body, mode);
