@@ -17,7 +17,7 @@ import { pipeline } from 'node:stream/promises';
 import { setOrganizationPlan } from '../db/organizations.ts';
 import { setQuotas } from '../db/quotas.ts';
 import { startScratchService } from './lib/scratch-service.ts';
-import { post, startServer, watched } from './lib/server-process.ts';
+import { post, startApiProcess, startServer, watched } from './lib/server-process.ts';
 import { printTable } from './lib/table.ts';
 
 const MB = 1024 * 1024;
@@ -40,16 +40,7 @@ async function main() {
       api: { requestsPerMinute: 1_000_000, maxBurst: 2_000_000 },
       storageLimitBytes: 1_000_000_000_000,
     });
-    const ours = await startServer([new URL('../api/main.ts', import.meta.url).pathname], {
-      ...process.env,
-      DATABASE_URL: svc.config.DATABASE_URL,
-      ENCRYPTION_KEY: (svc.config.ENCRYPTION_KEY as Buffer).toString('hex'),
-      DATA_DIR: svc.config.DATA_DIR,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'error',
-      STORAGE_DRIVER: 'local',
-    });
+    const ours = await startApiProcess(svc.config);
     servers.push(ours);
     const bare = await startServer([new URL(import.meta.url).pathname, 'bare-server', scratch], process.env);
     servers.push(bare);

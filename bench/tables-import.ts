@@ -13,7 +13,7 @@ import http from 'node:http';
 import { setOrganizationPlan } from '../db/organizations.ts';
 import { setQuotas } from '../db/quotas.ts';
 import { startScratchService } from './lib/scratch-service.ts';
-import { post, startServer, watched } from './lib/server-process.ts';
+import { post, startApiProcess, type startServer, watched } from './lib/server-process.ts';
 import { printTable, type Row } from './lib/table.ts';
 
 const MB = 1024 * 1024;
@@ -93,16 +93,7 @@ try {
     maxRowsPerTable: 10_000_000,
     storageLimitBytes: 1_000_000_000_000,
   });
-  server = await startServer([new URL('../api/main.ts', import.meta.url).pathname], {
-    ...process.env,
-    DATABASE_URL: svc.config.DATABASE_URL,
-    ENCRYPTION_KEY: (svc.config.ENCRYPTION_KEY as Buffer).toString('hex'),
-    DATA_DIR: svc.config.DATA_DIR,
-    PORT: '0',
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'error',
-    STORAGE_DRIVER: 'local',
-  });
+  server = await startApiProcess(svc.config);
   const base = server.url;
   const headers = { 'X-API-Key': svc.apiKey };
   const call = async (method: string, path: string, body: unknown) => {

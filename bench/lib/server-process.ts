@@ -28,6 +28,24 @@ export async function startServer(args: string[], env: NodeJS.ProcessEnv) {
   };
 }
 
+/** The service's API as a process of its own, on a scratch service's database and data folder. */
+export function startApiProcess(config: {
+  DATABASE_URL?: string | undefined;
+  ENCRYPTION_KEY?: unknown;
+  DATA_DIR: string;
+}) {
+  return startServer([new URL('../../api/main.ts', import.meta.url).pathname], {
+    ...process.env,
+    DATABASE_URL: config.DATABASE_URL,
+    ENCRYPTION_KEY: (config.ENCRYPTION_KEY as Buffer).toString('hex'),
+    DATA_DIR: config.DATA_DIR,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'error',
+    STORAGE_DRIVER: 'local',
+  });
+}
+
 const rssKb = (pid: number, field: 'VmRSS' | 'VmHWM') =>
   Number(readFileSync(`/proc/${pid}/status`, 'utf8').match(new RegExp(`${field}:\\s+(\\d+)`))?.[1] ?? 0);
 
