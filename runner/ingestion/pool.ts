@@ -41,6 +41,8 @@ export interface IngestPool {
 }
 
 const WORKER_URL = new URL('./worker.ts', import.meta.url).href;
+// Piscina loads this CommonJS entry, which imports WORKER_URL (why: runner/threads/esm-entry.cjs).
+const ENTRY_URL = new URL('../threads/esm-entry.cjs', import.meta.url).href;
 const DEFAULT_MEMORY_MB = 1024;
 const DEFAULT_EXTRACT_TIMEOUT_MS = 15 * 60_000;
 // Threads stay a while after a document: loading PDF.js into a fresh one takes a moment.
@@ -51,9 +53,9 @@ export function createIngestPool(options: IngestPoolOptions = {}): IngestPool {
   const extractTimeoutMs = options.extractTimeoutMs ?? DEFAULT_EXTRACT_TIMEOUT_MS;
   const maxThreads = Math.max(1, options.maxThreads ?? 2);
   const slotTable = createSlotTable(maxThreads);
-  const workerData: IngestWorkerData = { slots: slotTable.buffer as SharedArrayBuffer };
+  const workerData: IngestWorkerData = { entry: WORKER_URL, slots: slotTable.buffer as SharedArrayBuffer };
   const piscina = new Piscina<IngestTask, ExtractResult | Float32Array>({
-    filename: WORKER_URL,
+    filename: ENTRY_URL,
     minThreads: 0,
     maxThreads,
     idleTimeout: IDLE_TIMEOUT_MS,

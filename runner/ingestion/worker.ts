@@ -29,6 +29,8 @@ export type IngestTask = IngestTaskData & { slot: number };
 
 /** Given as `workerData` by the pool. */
 export interface IngestWorkerData {
+  /** This pool's worker module (a file URL), which runner/threads/esm-entry.cjs loads. */
+  entry: string;
   /** The table of the pool's memory watch (runner/threads/slots.ts). */
   slots: SharedArrayBuffer;
 }

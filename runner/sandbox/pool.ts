@@ -66,6 +66,8 @@ export interface FunctionPoolOptions {
 }
 
 const WORKER_URL = new URL('./worker.ts', import.meta.url).href;
+// Piscina loads this CommonJS entry, which imports WORKER_URL (why: runner/threads/esm-entry.cjs).
+const ENTRY_URL = new URL('../threads/esm-entry.cjs', import.meta.url).href;
 // Room for a worker to start and load its module before it starts a task.
 const START_MARGIN_MS = 1000;
 // How far past its limit a started task runs before its worker is stopped. A task waiting on host work
@@ -90,13 +92,14 @@ export function createFunctionPool(options: FunctionPoolOptions = {}): FunctionP
   // Each worker parses the list again; a bad entry is reported here, not as every task failing.
   parseAllowList(httpAllowList);
   const workerData: WorkerData = {
+    entry: WORKER_URL,
     slots: slotTable.buffer as SharedArrayBuffer,
     startedAt: startTable.buffer as SharedArrayBuffer,
     httpAllowList,
     memoryLimitBytes: memoryMb * 1024 * 1024,
   };
   const piscina = new Piscina<WorkerTask, WorkerOutcome>({
-    filename: WORKER_URL,
+    filename: ENTRY_URL,
     minThreads,
     maxThreads,
     idleTimeout: IDLE_TIMEOUT_MS,

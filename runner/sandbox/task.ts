@@ -19,6 +19,8 @@ export interface WorkerTask {
 
 /** Given as `workerData` by the pool. */
 export interface WorkerData {
+  /** This pool's worker module (a file URL), which runner/threads/esm-entry.cjs loads. */
+  entry: string;
   /** The table of the pool's memory watch (runner/threads/slots.ts). */
   slots: SharedArrayBuffer;
   /**
