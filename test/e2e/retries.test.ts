@@ -27,6 +27,7 @@ let delays: number[] = [];
 /** When set, the injected wait never ends by itself: only an abort ends it. */
 let holdDelays = false;
 let delayStarted: () => void = () => {};
+let gate: Promise<void> = Promise.resolve();
 
 const retryDelay: RetryDelay = (ms, signal) => {
   delays.push(ms);
@@ -41,6 +42,7 @@ const retryDelay: RetryDelay = (ms, signal) => {
 // /flaky?key=K&fail=N&status=S: S (default 503) for the first N requests of key K, then 200.
 // /limited?key=K&after=V: 429 with Retry-After V on the first request, then 200.
 // /status?key=K&status=S: always S. /reset?key=K&fail=N: the connection is cut N times, then 200.
+// /hang?key=K&fail=N: no answer at all N times, then 200. /gate: answers once a retry wait has begun.
 // POST /v1/chat/completions, model "K:N:S": an OpenAI-style error S for the first N calls of K, then
 // an answer; S 429 comes with Retry-After: 3.
 function handle(req: IncomingMessage, res: ServerResponse, body: string) {
@@ -66,6 +68,11 @@ function handle(req: IncomingMessage, res: ServerResponse, body: string) {
       return json(Number(url.searchParams.get('status')), { error: 'as asked' });
     case '/reset':
       if (n <= fail) return req.socket.destroy();
+      return json(200, { ok: true, attempt: n });
+    case '/gate':
+      return void gate.then(() => json(200, { open: true }));
+    case '/hang':
+      if (n <= fail) return; // never answers: the block's own timeoutMs ends the attempt
       return json(200, { ok: true, attempt: n });
     default:
       return json(404, { error: 'unknown route' });
@@ -122,6 +129,7 @@ beforeEach(() => {
   delays = [];
   holdDelays = false;
   delayStarted = () => {};
+  gate = Promise.resolve();
 });
 
 let keys = 0;
@@ -211,6 +219,52 @@ describe('http blocks with retry', () => {
     expect(failed.error).toMatch(
       /gave up after 2 attempts: #1 request to .* failed: .*; #2 request to .* failed: /,
     );
+  });
+
+  it("retries the block's own time-out", async () => {
+    const key = newKey();
+    const res = await run(
+      httpBlock(`${base}/hang?key=${key}&fail=1`, { maxAttempts: 2, jitter: false }, { timeoutMs: 100 }),
+    );
+    expect(res).toMatchObject({ success: true, output: { call: { status: 200, data: { attempt: 2 } } } });
+    const [first] = await spans(res.executionId);
+    expect(first?.error).toBe('request timed out after 100 ms');
+
+    const spent = await run(
+      httpBlock(`${base}/hang?key=${newKey()}&fail=9`, { maxAttempts: 2, jitter: false }, { timeoutMs: 50 }),
+    );
+    expect(spent.error).toBe(
+      'Block "call" failed: gave up after 2 attempts: #1 timed out after 50 ms; #2 timed out after 50 ms',
+    );
+  });
+
+  it('retries inside a loop body: each span names its iteration and its attempt', async () => {
+    const key = newKey();
+    const res = await run({
+      blocks: [
+        {
+          id: 'each',
+          type: 'loop',
+          forEach: ['a', 'b'],
+          blocks: [
+            {
+              id: 'call',
+              type: 'http',
+              url: `${base}/flaky?key=${key}&fail=1`,
+              retry: { maxAttempts: 2, jitter: false },
+            },
+          ],
+        },
+      ],
+    });
+    expect(res.success).toBe(true);
+    const trace = (await spans(res.executionId)) as (Span & { iteration?: number })[];
+    // The first request of the key fails; the retry and the second iteration's request succeed.
+    expect(trace.filter((s) => s.blockId === 'call').map((s) => [s.iteration, s.attempt, s.status])).toEqual([
+      [0, 1, 'error'],
+      [0, 2, 'success'],
+      [1, 1, 'success'],
+    ]);
   });
 
   it('does not retry other 4xx: the status is the output, as without retry', async () => {
@@ -330,6 +384,34 @@ describe('delays', () => {
     // HTTP dates have whole seconds: the wait is the rest of the 90 s, give or take the one cut off.
     expect(delays[0]).toBeGreaterThan(80_000);
     expect(delays[0]).toBeLessThanOrEqual(90_000);
+  });
+
+  it('stops waiting when another block fails: no further attempt', async () => {
+    holdDelays = true;
+    gate = new Promise((open) => {
+      delayStarted = open;
+    });
+    const key = newKey();
+    const res = await run({
+      blocks: [
+        {
+          id: 'call',
+          type: 'http',
+          url: `${base}/status?key=${key}&status=500`,
+          retry: { maxAttempts: 5, delayMs: 60_000, jitter: false },
+        },
+        // boom fails only once call is waiting for its second attempt.
+        { id: 'pause', type: 'http', url: `${base}/gate` },
+        { id: 'boom', type: 'function', code: 'throw new Error("boom")' },
+      ],
+      edges: [{ from: 'pause', to: 'boom' }],
+    });
+    expect(res).toMatchObject({
+      success: false,
+      error: expect.stringMatching(/^Block "boom" failed: .*boom/),
+    });
+    expect(hits.get(key)).toBe(1);
+    expect(delays).toEqual([60_000]);
   });
 
   it('stops at once when the run is stopped during a delay: no further attempt', async () => {
