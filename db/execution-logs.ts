@@ -32,6 +32,8 @@ export interface TraceSpan {
   iteration?: number;
   /** The loop or parallel block this span ran inside. */
   parent?: string;
+  /** Set on blocks that carry `retry`: which attempt this span is (1, 2, …). */
+  attempt?: number;
   status: 'success' | 'error';
   startedAt: string;
   endedAt: string;

@@ -16,6 +16,11 @@ export class RefusedDestinationError extends Error {
   override name = 'RefusedDestinationError';
 }
 
+/** No answer from the destination: its name did not resolve, or the connection failed (worth retrying). */
+export class NetworkError extends Error {
+  override name = 'NetworkError';
+}
+
 export interface AllowList {
   /** Lower-case host names, without a trailing dot: allowed whatever they resolve to. */
   hosts: Set<string>;
@@ -130,7 +135,9 @@ export async function vetHost(hostname: string, allow: AllowList): Promise<Vette
   try {
     resolved = await dnsLookup(host, { all: true, order: 'verbatim' });
   } catch (err) {
-    throw new Error(`could not resolve host ${host}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    throw new NetworkError(
+      `could not resolve host ${host}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+    );
   }
   if (resolved.length === 0) throw new Error(`could not resolve host ${host}: no addresses`);
   const hostAllowed = allow.hosts.has(host);
@@ -264,7 +271,7 @@ function sendOnce(
     request.once('response', resolve);
     request.once('error', (err: NodeJS.ErrnoException) => {
       if (signal.aborted) reject(signal.reason);
-      else reject(new Error(`request to ${url.origin} failed: ${describeNetworkError(err)}`));
+      else reject(new NetworkError(`request to ${url.origin} failed: ${describeNetworkError(err)}`));
     });
     request.end(body);
   });

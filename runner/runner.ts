@@ -18,6 +18,7 @@ import type { Logger } from '../logger.ts';
 import { createStorage } from '../storage/index.ts';
 import { callbackJobHandler, callbackSender } from './callback-jobs.ts';
 import { createEmbedders } from './embeddings/index.ts';
+import type { RetryDelay } from './executor/retry.ts';
 import { createIngestPool } from './ingestion/pool.ts';
 import { settleLane, startPump } from './job-pump.ts';
 import { deadDocumentHandler, knowledgeJobHandler } from './knowledge-jobs.ts';
@@ -39,6 +40,8 @@ export async function startRunner(deps: {
   encryptionKey: Buffer;
   /** pg-boss's clock (tests drive schedules with pg-boss's TestClock); the system clock otherwise. */
   bossClock?: Clock;
+  /** The wait between a block's retry attempts (tests record delays instead of sleeping). */
+  retryDelay?: RetryDelay;
 }): Promise<Runner> {
   const { db, config, log } = deps;
   const boss = await startBoss(db, {
@@ -96,6 +99,7 @@ export async function startRunner(deps: {
       settings: runnerSettings(config),
       log,
       defaultTimeoutMs: config.WORKFLOW_TIMEOUT_MS,
+      ...(deps.retryDelay ? { retryDelay: deps.retryDelay } : {}),
       signal: shutdown.signal,
       sendCallbacks,
     }),

@@ -27,6 +27,7 @@ import type { Embedders } from './embeddings/embedder.ts';
 import { executionCost } from './execution-cost.ts';
 import type { Definition } from './executor/definition.ts';
 import { executeWorkflow } from './executor/execute.ts';
+import type { RetryDelay } from './executor/retry.ts';
 import type { SettleLane } from './job-pump.ts';
 import type { FunctionPool } from './sandbox/pool.ts';
 
@@ -42,6 +43,8 @@ export interface WorkflowJobDeps {
   settings: RunnerSettings;
   log: Logger;
   defaultTimeoutMs: number;
+  /** The wait between a block's retry attempts; in-process by default (runner/executor/retry.ts). */
+  retryDelay?: RetryDelay;
   /** Aborted on a forced shutdown: running executions stop and are recorded as cancelled. */
   signal?: AbortSignal;
   /** Enqueues completion callbacks in the transaction that records the end. */
@@ -135,6 +138,7 @@ export function workflowJobHandler(deps: WorkflowJobDeps) {
         settings: deps.settings,
         defaultTimeoutMs: deps.defaultTimeoutMs,
         loadDeployed: loadChild,
+        ...(deps.retryDelay ? { retryDelay: deps.retryDelay } : {}),
       },
     );
     const recorded = await finishExecution(claim, {

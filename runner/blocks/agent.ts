@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { providerLocation, redactKeys } from '../provider-errors.ts';
 import type { BlockType, RunnerSettings } from './block.ts';
+import { isTransientStatus, parseRetryAfter, TransientFailure } from './failures.ts';
 import { priceOf } from './model-prices.ts';
 
 const schema = z.object({
@@ -50,8 +51,9 @@ export const agentBlock: BlockType<AgentConfig> = {
       ...(openaiBaseUrl ? { configuration: { baseURL: openaiBaseUrl } } : {}),
       ...(config.temperature === undefined ? {} : { temperature: config.temperature }),
       ...(config.maxTokens === undefined ? {} : { maxTokens: config.maxTokens }),
-      // One retry at most: a failing provider should fail the block quickly, not after minutes.
-      maxRetries: 1,
+      // One retry at most: a failing provider should fail the block quickly, not after minutes. With
+      // `retry` on the block, the executor makes every attempt (each a span, with its own delays).
+      maxRetries: ctx.retried ? 0 : 1,
     });
 
     const messages: [string, string][] = [];
@@ -114,7 +116,10 @@ function schemaName(jsonSchema: Record<string, unknown>): string {
   return name || 'response';
 }
 
-/** A provider failure as a message for the execution log: status, the provider's reason, never the key. */
+/**
+ * A provider failure as a message for the execution log: status, the provider's reason, never the key.
+ * Time-outs, unreachable providers and 408, 429 or 5xx answers are transient (retried with `retry`).
+ */
 function providerError(err: unknown, settings: RunnerSettings): Error {
   // With a json_schema format the OpenAI SDK parses the answer itself and throws this on bad JSON.
   if (err instanceof SyntaxError) {
@@ -134,15 +139,34 @@ function providerError(err: unknown, settings: RunnerSettings): Error {
   if (status === 401 || status === 403) {
     return new Error(`model provider rejected the API key (HTTP ${status}): ${reason}`);
   }
-  if (status !== undefined) return new Error(`model provider answered HTTP ${status}: ${reason}`);
-  if (e.name === 'TimeoutError') return new Error(`model provider timed out: ${reason}`);
+  if (status !== undefined) {
+    const message = `model provider answered HTTP ${status}: ${reason}`;
+    if (!isTransientStatus(status)) return new Error(message);
+    return new TransientFailure(message, `HTTP ${status}`, parseRetryAfter(headerOf(err, 'retry-after')));
+  }
+  if (e.name === 'TimeoutError') {
+    return new TransientFailure(`model provider timed out: ${reason}`, 'timed out');
+  }
   const cause = rootCause(err);
   if (/connection error/i.test(reason) || cause) {
-    return new Error(
-      `model provider unreachable at ${providerLocation(settings.openaiBaseUrl)}: ${redactKeys(cause ?? reason, settings.openaiApiKey)}`,
+    const why = redactKeys(cause ?? reason, settings.openaiApiKey);
+    return new TransientFailure(
+      `model provider unreachable at ${providerLocation(settings.openaiBaseUrl)}: ${why}`,
+      `unreachable: ${why}`,
     );
   }
   return new Error(`model call failed: ${reason}`);
+}
+
+// The OpenAI SDK's errors carry the answer's headers as a Headers object.
+function headerOf(err: unknown, name: string): string | undefined {
+  const headers = (err as { headers?: unknown } | null)?.headers;
+  if (headers instanceof Headers) return headers.get(name) ?? undefined;
+  if (headers && typeof headers === 'object') {
+    const value = (headers as Record<string, unknown>)[name];
+    return typeof value === 'string' ? value : undefined;
+  }
+  return undefined;
 }
 
 function rootCause(err: unknown): string | undefined {

@@ -28,6 +28,11 @@ export interface BlockContext {
   settings: RunnerSettings;
   /** Runs a nested graph (loop and parallel bodies) once, with the given loop variables. */
   runGraph(graph: Graph, loopVars: { item: unknown; index: number }): Promise<Record<string, unknown>>;
+  /**
+   * Set when the block carries `retry`: the executor makes the attempts, so the block reports a
+   * transient failure (runner/blocks/failures.ts) instead of retrying itself or answering it as output.
+   */
+  retried?: boolean;
   /** Runs another deployed workflow of the workspace as a child; resolves to its output. */
   runWorkflow(workflowId: string, inputs: Record<string, unknown>): Promise<unknown>;
 }

@@ -3,6 +3,7 @@
 // references such as `<greet.message>`, which arrive as JSON literals.
 import { z } from 'zod';
 import type { BlockType } from './block.ts';
+import { CodeFailure } from './failures.ts';
 
 const schema = z
   .object({
@@ -29,7 +30,8 @@ export const functionBlock: BlockType<z.output<typeof schema>> = {
       ctx.signal,
     );
     for (const line of outcome.logs) ctx.log(line);
-    if (!outcome.ok) throw new Error(outcome.error);
+    // The code's own failure: retried when the block's `retry` says retryOn: ["error"].
+    if (!outcome.ok) throw new CodeFailure(outcome.error);
     return { output: outcome.value };
   },
 };

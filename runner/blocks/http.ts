@@ -1,10 +1,13 @@
 // The `http` block: one HTTP request to a user-given URL, through the SSRF guard. A non-2xx answer is
 // an output (the workflow branches on its status); only failures to get an answer at all are errors.
+// With `retry` (ctx.retried), a 408, 429 or 5xx answer is a transient failure instead, as are network
+// errors and time-outs, so that the executor asks again.
 import type { IncomingMessage } from 'node:http';
 import { z } from 'zod';
-import { decompressed, guardedRequest, parseAllowList } from '../../net/network-guard.ts';
+import { decompressed, guardedRequest, NetworkError, parseAllowList } from '../../net/network-guard.ts';
 import { untilAborted } from '../until-aborted.ts';
 import type { BlockType } from './block.ts';
+import { isTransientStatus, parseRetryAfter, TransientFailure } from './failures.ts';
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'] as const;
 
@@ -58,7 +61,7 @@ export const httpBlock: BlockType<HttpConfig> = {
     const signal = AbortSignal.any([ctx.signal, timeout]);
     const failure = () =>
       timeout.aborted && !ctx.signal.aborted
-        ? new Error(`request timed out after ${timeoutMs} ms`)
+        ? new TransientFailure(`request timed out after ${timeoutMs} ms`, `timed out after ${timeoutMs} ms`)
         : new Error('request aborted: the execution was cancelled or timed out');
 
     const maxBytes = ctx.settings.httpMaxResponseBytes;
@@ -78,10 +81,12 @@ export const httpBlock: BlockType<HttpConfig> = {
       );
       response = answer.response;
       if (answer.url.href !== url.href) ctx.log(`redirected to ${answer.url.href}`);
+      const status = response.statusCode ?? 0;
+      if (ctx.retried && isTransientStatus(status)) throw statusFailure(response, answer.url);
       const bytes = await readCapped(response, maxBytes, config.method === 'HEAD');
       return {
         output: {
-          status: response.statusCode ?? 0,
+          status,
           ...(response.statusMessage ? { statusText: response.statusMessage } : {}),
           headers: flattenHeaders(response.headers),
           data: decode(bytes, response.headers['content-type']),
@@ -90,10 +95,27 @@ export const httpBlock: BlockType<HttpConfig> = {
     } catch (err) {
       response?.destroy();
       if (signal.aborted) throw failure();
-      throw err;
+      throw transient(err);
     }
   },
 };
+
+/** A 408, 429 or 5xx answer as a failure worth retrying, with the wait the server asked for. */
+function statusFailure(response: IncomingMessage, url: URL): TransientFailure {
+  const status = `HTTP ${response.statusCode}${response.statusMessage ? ` ${response.statusMessage}` : ''}`;
+  const retryAfter = parseRetryAfter(response.headers['retry-after']);
+  return new TransientFailure(`${url.origin} answered ${status}`, status, retryAfter);
+}
+
+/** Failures to get (or finish reading) an answer are transient; anything else stays as it is. */
+function transient(err: unknown): unknown {
+  if (err instanceof NetworkError) return new TransientFailure(err.message, err.message);
+  // A connection cut while the body streams in surfaces as the socket's own error (ECONNRESET, …).
+  const code = (err as { code?: unknown } | null)?.code;
+  if (err instanceof Error && typeof code === 'string' && /^(E[A-Z]+|ERR_STREAM_PREMATURE_CLOSE)$/.test(code))
+    return new TransientFailure(`reading the response failed: ${err.message}`, `${code}: ${err.message}`);
+  return err;
+}
 
 function checkedUrl(url: string): string {
   const problem = httpUrlProblem(url);

@@ -6,6 +6,7 @@ import { type FieldIssue, ServiceError } from '../../errors.ts';
 import type { BlockConfig, Edge, Graph } from '../blocks/block.ts';
 import { BLOCK_TYPES } from '../blocks/index.ts';
 import { findReferences, LOOP_ROOTS } from './references.ts';
+import { RETRY_ON_TYPES, retrySchema } from './retry.ts';
 
 const BLOCK_ID = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
 const RESERVED_IDS = new Set(['start', 'loop', 'parallel', 'inputs', 'blocks', 'error']);
@@ -99,7 +100,8 @@ function checkGraph(graph: Graph, path: Path, ctx: GraphContext) {
       );
       return;
     }
-    const { id: _id, type: _type, ...fields } = block;
+    const { id: _id, type: _type, retry, ...fields } = block;
+    if (retry !== undefined) checkRetry(block.type, retry, [...at, 'retry'], issues);
     const result = type.schema.safeParse(fields);
     if (!result.success) {
       for (const i of result.error.issues) {
@@ -124,6 +126,24 @@ function checkGraph(graph: Graph, path: Path, ctx: GraphContext) {
     }
   });
   checkBranches(graph, path, issues);
+}
+
+// `retry` is the executor's field, not the block type's: every block may carry it (runner/executor/retry.ts).
+function checkRetry(type: string, retry: unknown, at: Path, issues: FieldIssue[]) {
+  const result = retrySchema.safeParse(retry);
+  if (!result.success) {
+    for (const i of result.error.issues)
+      issues.push({ code: i.code, path: [...at, ...(i.path as Path)], message: i.message });
+    return;
+  }
+  if (result.data.retryOn && !RETRY_ON_TYPES.has(type)) {
+    issues.push(
+      issue(
+        [...at, 'retryOn'],
+        `retryOn applies to ${[...RETRY_ON_TYPES].join(', ')} blocks; a ${type} block retries its transient failures without it`,
+      ),
+    );
+  }
 }
 
 function checkEdges(graph: Graph, ids: Set<string>, path: Path, issues: FieldIssue[]): boolean {

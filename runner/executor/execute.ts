@@ -11,6 +11,7 @@ import type { FunctionPool } from '../sandbox/pool.ts';
 import type { Definition } from './definition.ts';
 import { checkInputs } from './inputs.ts';
 import { type ResolveScope, resolveValue, substituteIntoCode } from './references.ts';
+import { type RetryDelay, retryPolicy, waitInProcess, withRetries } from './retry.ts';
 import { linkedAbort } from './signals.ts';
 import { type Span, traceValue } from './trace.ts';
 import '../../zod-messages.ts';
@@ -27,6 +28,8 @@ export interface ExecutorDeps {
   /** The deployed definition of a workflow of the workspace, or null when there is none. */
   loadDeployed(workspaceId: string, workflowId: string): Promise<Definition | null>;
   defaultTimeoutMs: number;
+  /** The wait between a block's attempts (tests inject one that records instead of sleeping). */
+  retryDelay?: RetryDelay;
 }
 
 export interface ExecutionRequest {
@@ -176,7 +179,7 @@ async function runGraph(
       }
       const block = graph.blocks.find((b) => b.id === id) as BlockConfig;
       running++;
-      runBlock(run, block, roots, signal, spans, iteration)
+      runAttempts(run, block, roots, signal, spans, iteration)
         .then((result) => {
           outputs.set(id, { output: result.output, order: outputs.size });
           roots.set(id, result.output);
@@ -209,6 +212,22 @@ async function runGraph(
   });
 }
 
+/** A block's run; with `retry`, its attempts, each its own span (runner/executor/retry.ts). */
+function runAttempts(
+  run: Run,
+  block: BlockConfig,
+  roots: Map<string, unknown>,
+  signal: AbortSignal,
+  spans: Span[],
+  iteration?: { parent: string; index: number },
+): Promise<BlockResult> {
+  const policy = retryPolicy(block);
+  if (!policy) return runBlock(run, block, roots, signal, spans, iteration);
+  return withRetries(policy, signal, run.deps.retryDelay ?? waitInProcess, (attempt) =>
+    runBlock(run, block, roots, signal, spans, iteration, attempt),
+  );
+}
+
 async function runBlock(
   run: Run,
   block: BlockConfig,
@@ -216,6 +235,7 @@ async function runBlock(
   signal: AbortSignal,
   spans: Span[],
   iteration?: { parent: string; index: number },
+  attempt?: number,
 ): Promise<BlockResult> {
   const type = BLOCK_TYPES.get(block.type);
   if (!type) throw new Error(`Unknown block type "${block.type}"`);
@@ -224,6 +244,7 @@ async function runBlock(
     blockId: block.id,
     type: block.type,
     ...(iteration ? { iteration: iteration.index, parent: iteration.parent } : {}),
+    ...(attempt ? { attempt } : {}),
     status: 'success',
     startedAt: new Date(started).toISOString(),
     endedAt: '',
@@ -232,7 +253,7 @@ async function runBlock(
   const logs: string[] = [];
   const scope: ResolveScope = { roots, secrets: run.req.secrets };
   try {
-    const { id: _id, type: _type, ...fields } = block;
+    const { id: _id, type: _type, retry: _retry, ...fields } = block;
     const raw = [...(type.rawFields ?? []), ...(type.graphField ? [type.graphField, 'edges'] : [])];
     const resolved = resolveValue(fields, scope, raw);
     span.input = traceValue(resolved);
@@ -244,6 +265,7 @@ async function runBlock(
       );
     }
     const ctx = blockContext(run, block, roots, scope, signal, logs, span);
+    if (attempt) ctx.retried = true;
     const result = await type.run(parsed.data, ctx);
     span.output = traceValue(result.output);
     if (result.cost) {

@@ -520,4 +520,30 @@ describe.skipIf(!browserHere)('the admin console in chromium', () => {
     await badRow.locator('.badge', { hasText: 'failed' }).waitFor();
     expect(await badRow.locator('.error-text').textContent()).toBe(bad.processingError);
   }, 90_000);
+
+  it('draws a row per attempt of a block with retry, each labelled with its number', async () => {
+    const wf = await svc.admin.workflows.create.mutate({
+      workspaceId,
+      name: 'Retrier',
+      definition: {
+        blocks: [
+          {
+            id: 'flaky',
+            type: 'function',
+            code: 'throw new Error("not today")',
+            retry: { maxAttempts: 2, delayMs: 0, retryOn: ['error'] },
+          },
+        ],
+      },
+    });
+    await svc.admin.workflows.deploy.mutate({ id: wf.id });
+    const run = await svc.admin.executions.run.mutate({ workflowId: wf.id, inputs: {} });
+    await go(`/executions/${run.executionId}`);
+    await page.locator('.page-head .badge', { hasText: 'failed' }).waitFor({ timeout: 30_000 });
+    await visible('.waterfall .wf-row.span[data-block="flaky"]');
+    expect(await page.locator('.waterfall .wf-row.span .wf-attempt').allTextContents()).toEqual([
+      ' attempt 1',
+      ' attempt 2',
+    ]);
+  }, 60_000);
 });

@@ -14,6 +14,7 @@ import { type Config, type Env, loadConfig } from '../../config.ts';
 import type { Db } from '../../db/client.ts';
 import type { PlanName } from '../../db/plans.ts';
 import { createLogger } from '../../logger.ts';
+import type { RetryDelay } from '../../runner/executor/retry.ts';
 import { startRunner } from '../../runner/runner.ts';
 import { createTestDatabase } from './database.ts';
 
@@ -51,11 +52,12 @@ export interface ApiResponse {
 /**
  * The service on a disposable database. With `runner: true` a runner works the queues in this
  * process (function pool included), so executions run end to end. `clock` replaces the API's "now"
- * (rate-limit refill, billing periods), so tests move time instead of sleeping.
+ * (rate-limit refill, billing periods), so tests move time instead of sleeping; `retryDelay` replaces
+ * the runner's wait between a block's retry attempts.
  */
 export async function startTestService(
   env: Env = {},
-  options: { runner?: boolean; clock?: () => Date } = {},
+  options: { runner?: boolean; clock?: () => Date; retryDelay?: RetryDelay } = {},
 ): Promise<TestService> {
   const tdb = await createTestDatabase();
   const dataDir = mkdtempSync(join(tmpdir(), 'wfs-data-'));
@@ -69,7 +71,15 @@ export async function startTestService(
   });
   const encryptionKey = config.ENCRYPTION_KEY as Buffer;
   const log = createLogger(config.LOG_LEVEL);
-  const runner = options.runner ? await startRunner({ db: tdb.db, config, log, encryptionKey }) : null;
+  const runner = options.runner
+    ? await startRunner({
+        db: tdb.db,
+        config,
+        log,
+        encryptionKey,
+        ...(options.retryDelay ? { retryDelay: options.retryDelay } : {}),
+      })
+    : null;
   const api = await startApi({
     db: tdb.db,
     config,

@@ -101,6 +101,11 @@ const traceSpan = z
     type: z.string().meta({ description: 'The block type' }),
     iteration: z.number().int().optional().meta({ description: 'Inside loop and parallel bodies' }),
     parent: z.string().optional().meta({ description: 'The loop or parallel block it ran in' }),
+    attempt: z
+      .number()
+      .int()
+      .optional()
+      .meta({ description: 'Blocks with `retry`: the attempt this span records (1, 2, …)' }),
     status: z.enum(['success', 'error']),
     startedAt: z.iso.datetime(),
     endedAt: z.iso.datetime(),

@@ -1,7 +1,8 @@
 // An execution's trace as a waterfall: one row per span (a block's run; loop and parallel
 // iterations and a child workflow's spans indented under theirs, in tree order: see span-tree.ts),
 // each bar offset by when the span started and as wide as it lasted, green for success and red for
-// error. A block's name opens the span's input, output, error, logs and cost.
+// error; a block with `retry` has a row per attempt, labelled with its number. A block's name opens
+// the span's input, output, error, logs and cost.
 import { Fragment, useState } from 'react';
 import type { Span } from '../../../../runner/executor/trace.ts';
 import { duration, usd } from '../format.ts';
@@ -54,6 +55,9 @@ export function Waterfall(props: { spans: Span[] }) {
                     {span.blockId}
                   </button>
                   {span.iteration !== undefined ? <span className="muted"> #{span.iteration}</span> : null}
+                  {span.attempt !== undefined ? (
+                    <span className="muted wf-attempt"> attempt {span.attempt}</span>
+                  ) : null}
                   <span className="wf-type">{span.type}</span>
                 </td>
                 <td className="wf-track">
