@@ -9,7 +9,7 @@ import { notFound } from '../../../errors.ts';
 import { executionCanceller } from '../../../jobs/cancel-execution.ts';
 import type { ApiDeps } from '../../context.ts';
 import { ok, RESOURCE_WRITE_DENIED } from '../../openapi/components.ts';
-import { errors } from '../../openapi/error-answers.ts';
+import { errors, invalid } from '../../openapi/error-answers.ts';
 import { type Guards, Router } from '../router.ts';
 import { cancelAnswer, cancelExamples, cancelParams } from './cancel-schemas.ts';
 
@@ -32,6 +32,7 @@ export const cancelExecutionRoute = createRoute({
     200: ok({ description: 'Cancelled', schema: cancelAnswer, examples: cancelExamples }, 'shown'),
     ...errors(
       {
+        400: invalid(['executionId'], 'Must be a UUID', 'invalid_format'),
         403: RESOURCE_WRITE_DENIED,
         404: 'Execution not found',
         409: 'Execution already finished (completed): it can no longer be cancelled',
