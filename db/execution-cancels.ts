@@ -50,15 +50,13 @@ export async function cancelExecution(
          ended_at = now()
          from prior p where e.id = p.id and p.status in ('queued', 'processing')
        returning e.id, e.organization_id, e.workspace_id, e.workflow_id, p.status as was, e.cancelled_at,
-         e.created_at, e.started_at, e.callback_url is not null as has_callback),
-     told as (
-       select pg_notify($4, json_build_object('id', id, 'status', 'cancelled', 'error', $2::text,
-                'startedAt', to_char(coalesce(started_at, created_at) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-                'endedAt', to_char(cancelled_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text),
-              pg_notify($5, id::text)
-         from done)
-     select d.id, d.organization_id, d.workspace_id, d.workflow_id, d.was, d.cancelled_at, d.has_callback
-       from done d, (select count(*) from told) t`,
+         e.created_at, e.started_at, e.callback_url is not null as has_callback)
+     select id, organization_id, workspace_id, workflow_id, was, cancelled_at, has_callback,
+            pg_notify($4, json_build_object('id', id, 'status', 'cancelled', 'error', $2::text,
+              'startedAt', to_char(coalesce(started_at, created_at) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+              'endedAt', to_char(cancelled_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text),
+            pg_notify($5, id::text)
+       from done`,
     [id, CANCELLED_ERROR, by, EXECUTION_DONE_CHANNEL, EXECUTION_CANCEL_CHANNEL],
   );
   return row

@@ -7,6 +7,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EXECUTION_CANCEL_CHANNEL } from '../../db/execution-cancels.ts';
 import {
   addPerson,
   adminError,
@@ -233,6 +234,37 @@ describe('a processing execution stops', () => {
       error: 'Execution was cancelled',
       metadata: { duration: expect.any(Number) },
     });
+  });
+});
+
+describe('how runners hear of it', () => {
+  it('the cancel notifies the channel runners listen on, once it commits', async () => {
+    const heard: string[] = [];
+    const unlisten = await svc.db.listen(EXECUTION_CANCEL_CHANNEL, (id) => heard.push(id));
+    try {
+      const { wf, id } = await startAsync({
+        blocks: [{ id: 'spin', type: 'function', code: 'while (true) {}', timeoutMs: 120_000 }],
+      });
+      await processing(id);
+      await cancelRunning(wf, id);
+      await until(() => (heard.includes(id) ? true : undefined), 'the notice');
+    } finally {
+      await unlisten();
+    }
+  });
+
+  it("the runner's poll of its runs' states stops a run whose cancel notice it never heard", async () => {
+    const p = path('hang');
+    const { id } = await startAsync({ blocks: [{ id: 'call', type: 'http', url: `${base}${p}` }] });
+    const request = await until(() => seen.find((s) => s.path === p), 'the http call');
+    // The row as a cancel leaves it, without the NOTIFY (as if the runner's connection dropped it).
+    await svc.db.query(
+      `update executions set status = 'cancelled', error = 'Execution was cancelled', cancelled_at = now(),
+         cancelled_by = 'admin', ended_at = now() where id = $1`,
+      [id],
+    );
+    await until(() => (request.closed ? true : undefined), 'the poll to stop the run');
+    expect((await settled(id)).status).toBe('cancelled');
   });
 });
 
