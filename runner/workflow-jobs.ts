@@ -180,6 +180,11 @@ export function workflowJobHandler(deps: WorkflowJobDeps) {
       },
     });
     if (!recorded) {
+      // A cancel that landed as the run ended: what ran goes on the cancelled row (and is charged).
+      const { text, params } = settleCancelledStatement([
+        { id: executionId, attempt: claim.attempt, trace: result.spans, cost: executionCost(result.models) },
+      ]);
+      if ((await db.query(text, params)).length > 0) return;
       deps.log.warn('execution taken over by another attempt; result dropped', {
         executionId,
         attempt: claim.attempt,
