@@ -28,6 +28,7 @@ import { rowRoutes } from './routes/tables/row-routes.ts';
 import { tableTransferRoutes } from './routes/tables/transfer-routes.ts';
 import { usageLimitRoutes } from './routes/usage-limits/routes.ts';
 import { webhookRoutes } from './routes/webhooks/routes.ts';
+import { cancelRoutes } from './routes/workflows/cancel-routes.ts';
 import { workflowRoutes } from './routes/workflows/routes.ts';
 import { workspaceRoutes } from './routes/workspaces/routes.ts';
 import '../zod-messages.ts';
@@ -57,6 +58,7 @@ export function createApp(deps: ApiDeps) {
   app.use('/api/*', jsonBodyLimit());
   // In the order the document lists them (the reference page groups them by tag).
   app.route('/', workflowRoutes(deps, guards));
+  app.route('/', cancelRoutes(deps, guards));
   app.route('/', jobRoutes(deps, guards));
   app.route('/', usageLimitRoutes(deps, guards));
   const storage = createStorage(deps.config);

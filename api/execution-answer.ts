@@ -38,7 +38,7 @@ export function executionAnswers(deps: ApiDeps) {
    */
   async function finishedRow(id: string): Promise<DoneNotice | null> {
     const row = await getExecutionDurably(db, id);
-    if (!row || (row.status !== 'completed' && row.status !== 'failed')) return null;
+    if (!row || row.status === 'queued' || row.status === 'processing') return null;
     return {
       id,
       status: row.status,
@@ -53,7 +53,7 @@ export function executionAnswers(deps: ApiDeps) {
   async function result(started: StartedCall): Promise<DoneNotice | null> {
     const notice = started.wait ? await started.wait.done : null;
     // The notice carries the result unless it was too large for one; then the row has it.
-    if (notice && (notice.status === 'failed' || 'output' in notice)) return notice;
+    if (notice && (notice.status !== 'completed' || 'output' in notice)) return notice;
     return finishedRow(started.executionId);
   }
 
@@ -112,9 +112,20 @@ export function executionAnswers(deps: ApiDeps) {
       startTime: done.startedAt,
       endTime: done.endedAt,
     };
-    return done.status === 'completed'
-      ? c.json({ success: true as const, executionId, output: done.output, limits, metadata }, 200)
-      : c.json({ success: false as const, executionId, error: done.error ?? null, limits, metadata }, 200);
+    if (done.status === 'completed')
+      return c.json({ success: true as const, executionId, output: done.output, limits, metadata }, 200);
+    // A cancelled run is answered as a failed one is (200, success false), and says it was cancelled.
+    return c.json(
+      {
+        success: false as const,
+        executionId,
+        error: done.error ?? null,
+        ...(done.status === 'cancelled' ? { status: 'cancelled' as const } : {}),
+        limits,
+        metadata,
+      },
+      200,
+    );
   }
 
   return { start, result, answer };

@@ -1,5 +1,6 @@
-// Executions: the state machine queued → processing → completed | failed, fenced by `attempt` so a
-// runner that lost its job (expiry, crash) can never overwrite the result of the one that took over.
+// Executions: the state machine queued → processing → completed | failed (or cancelled: see
+// execution-cancels.ts), fenced by `attempt` so a runner that lost its job (expiry, crash) can never
+// overwrite the result of the one that took over.
 // Finishing notifies EXECUTION_DONE_CHANNEL in the same statement, so a waiter that hears it always
 // finds the final row.
 import { invalidField } from '../errors.ts';
@@ -7,7 +8,7 @@ import type { Queryable, Row, Statement } from './client.ts';
 
 export const EXECUTION_DONE_CHANNEL = 'execution_done';
 
-export type ExecutionStatus = 'queued' | 'processing' | 'completed' | 'failed';
+export type ExecutionStatus = 'queued' | 'processing' | 'completed' | 'failed' | 'cancelled';
 
 export interface ExecutionRow {
   id: string;
@@ -33,6 +34,9 @@ export interface ExecutionRow {
   /** Where the Job record is POSTed when it ends (runner/callback-jobs.ts); null: no callback. */
   callback_url: string | null;
   callback_status: 'pending' | 'delivered' | 'given_up' | null;
+  /** Set with status `cancelled` (db/execution-cancels.ts). */
+  cancelled_at: Date | null;
+  cancelled_by: string | null;
 }
 
 export interface NewExecution {
@@ -157,7 +161,7 @@ export interface ExecutionOutcome {
 /** What a finished execution's notice carries, so a waiting API can answer without reading the row. */
 export interface DoneNotice {
   id: string;
-  status: 'completed' | 'failed';
+  status: 'completed' | 'failed' | 'cancelled';
   /** Absent when it would not fit a notification: the waiter then reads the row. */
   output?: unknown;
   error?: string | null;
@@ -282,7 +286,7 @@ function recordedJob(row: ExecutionRow) {
     taskId: row.id,
     status: row.status,
     ...(row.status === 'completed' ? { output: row.output } : {}),
-    ...(row.status === 'failed' ? { error: row.error } : {}),
+    ...(row.status === 'failed' || row.status === 'cancelled' ? { error: row.error } : {}),
     metadata: {
       // A job not yet started reports when it was queued.
       startTime: (row.started_at ?? row.created_at).toISOString(),
@@ -294,13 +298,16 @@ function recordedJob(row: ExecutionRow) {
       workflowId: row.workflow_id,
       mode: row.mode,
       trigger: row.trigger,
+      ...(row.cancelled_at
+        ? { cancelledAt: row.cancelled_at.toISOString(), cancelledBy: row.cancelled_by ?? 'unknown' }
+        : {}),
     },
   };
 }
 
 /** The body of GET /api/jobs/{id} for a recorded execution, which a completion callback also carries. */
 export function jobAnswer(row: ExecutionRow) {
-  return { success: row.status !== 'failed', ...recordedJob(row) };
+  return { success: row.status !== 'failed' && row.status !== 'cancelled', ...recordedJob(row) };
 }
 
 /** An execution in a listing: its state and timings, without inputs, output or trace. */

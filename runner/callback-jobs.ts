@@ -1,5 +1,5 @@
 // Completion callbacks. When an execution that names a callback URL ends, a delivery job is sent
-// in the transaction that records the end (callbackSender), so it is never lost; the handler here
+// in the transaction that records the end (jobs/send-callbacks.ts), so it is never lost; the handler here
 // POSTs the execution's Job record (the body of GET /api/jobs/{id}) to the URL, through the http
 // block's SSRF guard, signed with the workspace's callback secret:
 //   X-Callback-Timestamp: <unix seconds>
@@ -10,13 +10,12 @@
 // being deployed or rotating its secret answers 404 or 401 for a while and should still get it.
 import { createHmac } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import type { Job, PgBoss } from 'pg-boss';
+import type { Job } from 'pg-boss';
 import type { Config } from '../config.ts';
 import { callbackSecret, recordDeliveryAttempt } from '../db/callbacks.ts';
 import type { Queryable } from '../db/client.ts';
 import { getExecution, jobAnswer } from '../db/executions.ts';
-import { sendInTransaction } from '../jobs/boss.ts';
-import { type ExecutionCallbackPayload, QUEUES } from '../jobs/queues.ts';
+import type { ExecutionCallbackPayload } from '../jobs/queues.ts';
 import type { Logger } from '../logger.ts';
 import { callbackUrlFormProblem } from '../net/callback-url.ts';
 import { type AllowList, guardedRequest, parseAllowList } from '../net/network-guard.ts';
@@ -24,30 +23,6 @@ import { untilAborted } from './until-aborted.ts';
 
 // A receiver's answer is read only so the exchange ends cleanly; past this it is cut off.
 const MAX_ANSWER_BYTES = 64 * 1024;
-
-/** Enqueues the callback deliveries of executions that just ended, inside the transaction recording it. */
-export type SendCallbacks = (tx: Queryable, executionIds: string[]) => Promise<void>;
-
-export function callbackSender(boss: PgBoss, config: Config): SendCallbacks {
-  const retryLimit = config.CALLBACK_RETRY_LIMIT;
-  return (tx, executionIds) =>
-    sendInTransaction(
-      boss,
-      tx,
-      QUEUES.executionCallback,
-      // The execution id is the job id: an execution's end can only enqueue one delivery.
-      executionIds.map((id) => ({
-        id,
-        data: { executionId: id, retryLimit } satisfies ExecutionCallbackPayload,
-        retryLimit,
-        retryDelay: config.CALLBACK_RETRY_DELAY_SECONDS,
-        retryBackoff: true,
-        retryDelayMax: config.CALLBACK_RETRY_DELAY_MAX_SECONDS,
-        // An attempt lasts the timeout plus a DNS lookup; a runner that died mid-attempt loses it.
-        expireInSeconds: Math.ceil(config.CALLBACK_TIMEOUT_MS / 1000) + 60,
-      })),
-    );
-}
 
 /** The signature header's value: HMAC-SHA256 over "<timestamp>.<body>", hex, with its scheme. */
 export function callbackSignature(secret: string, timestamp: number, body: string): string {

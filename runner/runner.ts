@@ -13,10 +13,12 @@ import {
   type WorkflowSchedulePayload,
 } from '../jobs/queues.ts';
 import { reconcileSchedules } from '../jobs/schedules.ts';
+import { callbackSender } from '../jobs/send-callbacks.ts';
 import { executionStarter } from '../jobs/start-execution.ts';
 import type { Logger } from '../logger.ts';
 import { createStorage } from '../storage/index.ts';
-import { callbackJobHandler, callbackSender } from './callback-jobs.ts';
+import { callbackJobHandler } from './callback-jobs.ts';
+import { startCancelWatch } from './cancel-watch.ts';
 import { createEmbedders } from './embeddings/index.ts';
 import type { RetryDelay } from './executor/retry.ts';
 import { createIngestPool } from './ingestion/pool.ts';
@@ -83,6 +85,7 @@ export async function startRunner(deps: {
   const sendCallbacks = callbackSender(boss, config);
   // Executions complete their own jobs, in the statements that record their ends.
   const settleExecutions = settleLane();
+  const cancels = await startCancelWatch(db, log);
   const executions = await startPump<WorkflowExecutePayload>({
     ...common,
     queue: QUEUES.workflowExecute,
@@ -102,6 +105,7 @@ export async function startRunner(deps: {
       ...(deps.retryDelay ? { retryDelay: deps.retryDelay } : {}),
       signal: shutdown.signal,
       sendCallbacks,
+      cancels,
     }),
   });
   const dead = await startPump<WorkflowExecutePayload>({
@@ -158,6 +162,7 @@ export async function startRunner(deps: {
       // Running executions get the workflow time limit to finish; past it they are cancelled.
       await executions.stop(config.WORKFLOW_TIMEOUT_MS);
       shutdown.abort();
+      await cancels.close();
       await pool.destroy();
       await ingestPool.destroy();
       await storage.close();

@@ -5,6 +5,7 @@
 import type { Job, PgBoss } from 'pg-boss';
 import { createBatcher } from '../db/batcher.ts';
 import { type Db, GENERIC_PLANS } from '../db/client.ts';
+import { type CancelledRun, settleCancelledStatement } from '../db/execution-cancels.ts';
 import {
   abandonExecution,
   type Claim,
@@ -20,9 +21,10 @@ import { createVersionCache } from '../db/version-cache.ts';
 import { deployedVersion } from '../db/workflows.ts';
 import { completeJobsStatement, type JobAttempt } from '../jobs/boss.ts';
 import { QUEUES, type WorkflowExecutePayload } from '../jobs/queues.ts';
+import type { SendCallbacks } from '../jobs/send-callbacks.ts';
 import type { Logger } from '../logger.ts';
 import type { RunnerSettings } from './blocks/block.ts';
-import type { SendCallbacks } from './callback-jobs.ts';
+import type { CancelWatch } from './cancel-watch.ts';
 import type { Embedders } from './embeddings/embedder.ts';
 import { executionCost } from './execution-cost.ts';
 import type { Definition } from './executor/definition.ts';
@@ -49,6 +51,8 @@ export interface WorkflowJobDeps {
   signal?: AbortSignal;
   /** Enqueues completion callbacks in the transaction that records the end. */
   sendCallbacks: SendCallbacks;
+  /** Tells of executions cancelled while they run; none: they run to the end. */
+  cancels?: CancelWatch;
 }
 
 export function workflowJobHandler(deps: WorkflowJobDeps) {
@@ -92,6 +96,21 @@ export function workflowJobHandler(deps: WorkflowJobDeps) {
       }),
     ),
   );
+  // A cancelled run's end was recorded by the cancel (callback included): what ran is added to it.
+  const settleCancelled = createBatcher((runs: (CancelledRun & { job: JobAttempt })[]) =>
+    deps.settle(async () => {
+      await db.atomically([
+        GENERIC_PLANS,
+        settleCancelledStatement(runs),
+        await completeJobsStatement(
+          deps.boss,
+          queue,
+          runs.map((r) => r.job),
+        ),
+      ]);
+      return runs.map(() => undefined);
+    }),
+  );
   const finishExecution = (claim: Claim, result: Finished) =>
     claim.has_callback ? finishWithCallback(result) : finishPlain(result);
   const loadChild = async (workspaceId: string, workflowId: string) => {
@@ -118,6 +137,8 @@ export function workflowJobHandler(deps: WorkflowJobDeps) {
       await finishExecution(claim, { ...attempt, outcome });
       return;
     }
+    const watched = deps.cancels?.watch(executionId, deps.signal);
+    const signal = watched?.signal ?? deps.signal;
     const result = await executeWorkflow(
       {
         executionId,
@@ -129,7 +150,7 @@ export function workflowJobHandler(deps: WorkflowJobDeps) {
           ? await loadSecrets(db, deps.encryptionKey, claim.workspace_id)
           : new Map(),
         depth: claim.depth,
-        ...(deps.signal ? { signal: deps.signal } : {}),
+        ...(signal ? { signal } : {}),
       },
       {
         pool: deps.pool,
@@ -140,7 +161,17 @@ export function workflowJobHandler(deps: WorkflowJobDeps) {
         loadDeployed: loadChild,
         ...(deps.retryDelay ? { retryDelay: deps.retryDelay } : {}),
       },
-    );
+    ).finally(() => watched?.release());
+    if (watched?.cancelled()) {
+      await settleCancelled({
+        id: executionId,
+        attempt: claim.attempt,
+        trace: result.spans,
+        cost: executionCost(result.models),
+        job: jobAttempt,
+      });
+      return;
+    }
     const recorded = await finishExecution(claim, {
       ...attempt,
       outcome: {
@@ -153,6 +184,11 @@ export function workflowJobHandler(deps: WorkflowJobDeps) {
       },
     });
     if (!recorded) {
+      // A cancel that landed as the run ended: what ran goes on the cancelled row (and is charged).
+      const { text, params } = settleCancelledStatement([
+        { id: executionId, attempt: claim.attempt, trace: result.spans, cost: executionCost(result.models) },
+      ]);
+      if ((await db.query(text, params)).length > 0) return;
       deps.log.warn('execution taken over by another attempt; result dropped', {
         executionId,
         attempt: claim.attempt,

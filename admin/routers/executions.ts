@@ -1,18 +1,20 @@
 // Admin: executions. `run` starts one by hand (trigger `manual`): an operator's run takes no
 // rate-limit token and is not refused at the spend limit, but its cost is still recorded. `get`
 // shows one execution whole (output, error, trace spans, cost); `list` pages a workspace's
-// executions whatever their state, filtered by workflow, status, trigger and creation time.
+// executions whatever their state, filtered by workflow, status, trigger and creation time. `cancel`
+// stops a queued or processing one, as the public cancel endpoint does (jobs/cancel-execution.ts).
 import type { PgBoss } from 'pg-boss';
 import { z } from 'zod';
 import { ADMIN_ACTOR } from '../../db/audit-logs.ts';
 import { type ExecutionCost, type ExecutionRow, getExecution, listExecutions } from '../../db/executions.ts';
 import { notFound } from '../../errors.ts';
+import { executionCanceller } from '../../jobs/cancel-execution.ts';
 import { executionStarter } from '../../jobs/start-execution.ts';
 import type { Span } from '../../runner/executor/trace.ts';
 import { triggerTarget } from '../trigger-target.ts';
 import { type AdminContext, procedure, router } from '../trpc.ts';
 
-const STATUSES = ['queued', 'processing', 'completed', 'failed'] as const;
+const STATUSES = ['queued', 'processing', 'completed', 'failed', 'cancelled'] as const;
 const instant = z.iso.datetime({ offset: true });
 
 // One starter per sender: it keeps the deployed versions it has read, and batches what arrives together.
@@ -24,6 +26,16 @@ function starterOf(ctx: AdminContext) {
     starters.set(ctx.queue, start);
   }
   return start;
+}
+
+const cancellers = new WeakMap<PgBoss, ReturnType<typeof executionCanceller>>();
+function cancellerOf(ctx: AdminContext) {
+  let cancel = cancellers.get(ctx.queue);
+  if (!cancel) {
+    cancel = executionCanceller({ db: ctx.db, config: ctx.config, queue: ctx.queue });
+    cancellers.set(ctx.queue, cancel);
+  }
+  return cancel;
 }
 
 const toDetail = (r: ExecutionRow) => ({
@@ -43,6 +55,8 @@ const toDetail = (r: ExecutionRow) => ({
   createdAt: r.created_at.toISOString(),
   startedAt: r.started_at?.toISOString() ?? null,
   endedAt: r.ended_at?.toISOString() ?? null,
+  cancelledAt: r.cancelled_at?.toISOString() ?? null,
+  cancelledBy: r.cancelled_by,
   durationMs: r.started_at && r.ended_at ? r.ended_at.getTime() - r.started_at.getTime() : null,
 });
 
@@ -80,6 +94,26 @@ export const executionsRouter = router({
       const row = await getExecution(ctx.db, input.id);
       if (!row) throw notFound('Execution');
       return toDetail(row);
+    }),
+  cancel: procedure
+    .meta({
+      description:
+        'Cancel a queued or processing execution (a queued one never starts; a running one stops within a second); 409 once it finished',
+    })
+    .input(z.object({ id: z.uuid() }))
+    .mutation(async ({ ctx, input }) => {
+      const outcome = await cancellerOf(ctx)({ executionId: input.id, actor: ADMIN_ACTOR, by: 'admin' });
+      const fresh = outcome.kind === 'cancelled';
+      return {
+        executionId: input.id,
+        status: 'cancelled' as const,
+        reason: fresh
+          ? outcome.execution.was === 'queued'
+            ? 'queue_cancelled'
+            : 'recorded'
+          : 'already_cancelled',
+        cancelledAt: (fresh ? outcome.execution.cancelledAt : outcome.cancelledAt).toISOString(),
+      };
     }),
   list: procedure
     .meta({ description: "Page a workspace's executions in every state, newest first, with filters" })

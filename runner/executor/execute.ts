@@ -303,6 +303,7 @@ function abortMessage(signal: AbortSignal): string | undefined {
   const reason = signal.reason as Error | undefined;
   if (reason instanceof RunFailure) return 'Stopped: another block failed';
   if (reason?.name === 'TimeoutError') return 'Stopped: the workflow timed out';
+  if (reason?.name === 'CancelledError') return 'Stopped: the execution was cancelled';
   return undefined;
 }
 

@@ -393,6 +393,40 @@ describe('real answers fit the documented ones', () => {
     );
   });
 
+  it('cancel (running, again, finished, unknown, bad id) and the cancelled job', async () => {
+    const key = tenant.key;
+    const ws = tenant.workspace.id;
+    const CANCEL = '/api/workflows/{id}/executions/{executionId}/cancel';
+    const spin = await deployWorkflow(svc.admin, ws, {
+      blocks: [{ id: 's', type: 'function', code: 'while (true) {}' }],
+    });
+    const quick = await deployWorkflow(svc.admin, ws, GREET, 'greet for cancel');
+    const cancel = (wf: string, id: string) =>
+      svc.call('POST', `/api/workflows/${wf}/executions/${id}/cancel`, { key });
+    const running = await svc.call('POST', `/api/workflows/${spin}/execute`, { key, body: { async: true } });
+    const first = await cancel(spin, running.body.taskId);
+    expect(first.status).toBe(200);
+    expectDocumented('POST', CANCEL, first);
+    expectDocumented('POST', CANCEL, await cancel(spin, running.body.taskId));
+    const job = await svc.call('GET', `/api/jobs/${running.body.taskId}`, { key });
+    expect(job.body.status).toBe('cancelled');
+    expectDocumented('GET', '/api/jobs/{jobId}', job);
+    const done = await svc.call('POST', `/api/workflows/${quick}/execute`, {
+      key,
+      body: { inputs: { name: 'Ada' }, async: true },
+    });
+    await pollJob(svc.call, key, done.body.taskId);
+    for (const [res, status] of [
+      [await cancel(quick, done.body.taskId), 409],
+      [await cancel(quick, crypto.randomUUID()), 404],
+      [await cancel(quick, 'not-a-uuid'), 400],
+      [await svc.call('POST', `/api/workflows/${quick}/executions/${done.body.taskId}/cancel`), 401],
+    ] as const) {
+      expect(res.status).toBe(status);
+      expectDocumented('POST', CANCEL, res);
+    }
+  });
+
   it('tables and rows, with their errors', async () => {
     const key = tenant.key;
     const ws = tenant.workspace.id;

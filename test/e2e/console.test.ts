@@ -418,6 +418,23 @@ describe.skipIf(!browserHere)('the admin console in chromium', () => {
     await page.waitForURL(`**/executions/${executionId}`);
   }, 60_000);
 
+  it('cancels a running execution with its Cancel button', async () => {
+    const wf = await svc.admin.workflows.create.mutate({
+      workspaceId,
+      name: 'Spinner',
+      definition: { blocks: [{ id: 'spin', type: 'function', code: 'while (true) {}', timeoutMs: 120_000 }] },
+    });
+    await svc.admin.workflows.deploy.mutate({ id: wf.id });
+    const run = await svc.admin.executions.run.mutate({ workflowId: wf.id });
+    await go(`/executions/${run.executionId}`);
+    await page.locator('.page-head .badge', { hasText: 'processing' }).waitFor({ timeout: 30_000 });
+    await page.getByRole('button', { name: 'Cancel', exact: true }).click();
+    await page.locator('.page-head .badge', { hasText: 'cancelled' }).waitFor({ timeout: 30_000 });
+    expect(await page.getByRole('button', { name: 'Cancel', exact: true }).count()).toBe(0);
+    expect(await page.locator('dl.facts').textContent()).toContain('by admin');
+    expect((await svc.admin.executions.get.query({ id: run.executionId })).status).toBe('cancelled');
+  }, 60_000);
+
   it('shows the overview: the last hour by minute, the queues and the ingestion backlog', async () => {
     await go('/overview');
     await visible('figure.chart svg rect.bar.completed');

@@ -17,7 +17,7 @@ export async function deployWorkflow(
 export async function pollJob(call: TestService['call'], key: string, jobId: string, maxPolls = 400) {
   for (let i = 0; i < maxPolls; i++) {
     const res = await call('GET', `/api/jobs/${jobId}`, { key });
-    if (res.body.status === 'completed' || res.body.status === 'failed') return res;
+    if (['completed', 'failed', 'cancelled'].includes(res.body.status)) return res;
     await new Promise((r) => setTimeout(r, 25));
   }
   throw new Error(`job ${jobId} did not finish`);

@@ -48,6 +48,7 @@ function pathId(path: string, name: string, p: Place): string {
   if (name === 'fileId') return p.fileId;
   if (name === 'documentId') return p.documentId;
   if (name === 'jobId') return p.executionId;
+  if (name === 'executionId') return p.executionId;
   if (name === 'id') {
     if (path.startsWith('/api/workflows/')) return p.workflowId;
     if (path.startsWith('/api/v1/knowledge/')) return p.knowledgeBaseId;

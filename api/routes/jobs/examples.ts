@@ -33,6 +33,20 @@ export const jobExamples = {
       metadata: jobMetadataExample,
     },
   },
+  cancelled: {
+    summary: 'Cancelled',
+    value: {
+      success: false,
+      taskId: EX.executionId,
+      status: 'cancelled',
+      error: 'Execution was cancelled',
+      metadata: {
+        ...jobMetadataExample,
+        cancelledAt: EX.later,
+        cancelledBy: `user:${EX.userId}`,
+      },
+    },
+  },
   queued: {
     summary: 'Queued',
     value: {

@@ -20,7 +20,8 @@ export const getJobRoute = createRoute({
   summary: 'Get job status',
   description:
     'The state of an execution started with `async: true` (its `taskId`), or of any execution by id. ' +
-    'Poll until `status` is `completed` (with `output`) or `failed` (with `error`). Polls do not draw ' +
+    'Poll until `status` is `completed` (with `output`), `failed` (with `error`) or `cancelled` (with ' +
+    '`error` and `metadata.cancelledAt`, `metadata.cancelledBy`). Polls do not draw ' +
     'from a rate-limit bucket; their X-RateLimit-* headers show the /api/v1 bucket.',
   request: { params: jobParams },
   responses: {

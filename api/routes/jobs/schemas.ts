@@ -27,20 +27,32 @@ export const jobMetadata = z
     workflowId: z.uuid(),
     mode: z.enum(['sync', 'async']),
     trigger: z.string().meta({ description: 'What started it, e.g. `api`' }),
+    cancelledAt: z.iso
+      .datetime()
+      .optional()
+      .meta({ description: 'When it was cancelled; only when cancelled' }),
+    cancelledBy: z.string().optional().meta({
+      description:
+        'Who cancelled it; only when cancelled: `user:<userId>` (a personal key), `key:<keyId>` (a workspace key) or `admin` (the admin plane)',
+      example: 'user:6f9619ff-8b86-d011-b42d-00cf4fc964ff',
+    }),
   })
   .meta({ id: 'JobMetadata' });
 
-export const jobStatus = z
-  .enum(['queued', 'processing', 'completed', 'failed'])
-  .meta({ description: '`queued` → `processing` → `completed` or `failed`' });
+export const jobStatus = z.enum(['queued', 'processing', 'completed', 'failed', 'cancelled']).meta({
+  description:
+    '`queued` → `processing` → `completed` or `failed`; a queued or processing job may end `cancelled` instead',
+});
 
 export const jobSchema = z
   .object({
-    success: z.boolean().meta({ description: 'false once the job failed' }),
+    success: z.boolean().meta({ description: 'false once the job failed or was cancelled' }),
     taskId: z.uuid().meta({ description: 'The execution id' }),
     status: jobStatus,
     output: z.unknown().optional().meta({ description: 'The workflow result; present only when completed' }),
-    error: z.string().nullable().optional().meta({ description: 'Why it failed; present only when failed' }),
+    error: z.string().nullable().optional().meta({
+      description: 'Why it failed; present only when failed, or cancelled (`Execution was cancelled`)',
+    }),
     metadata: jobMetadata,
   })
   .meta({ id: 'Job', description: 'An execution as a job to poll' });

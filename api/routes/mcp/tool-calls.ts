@@ -31,7 +31,7 @@ function toolError(err: ServiceError): CallToolResult {
 
 function finished(executionId: string, result: DoneNotice): CallToolResult {
   const _meta = { executionId };
-  if (result.status === 'failed') {
+  if (result.status !== 'completed') {
     const error = result.error ?? 'The workflow failed';
     return { isError: true, content: [{ type: 'text', text: error }], structuredContent: { error }, _meta };
   }

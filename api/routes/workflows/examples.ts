@@ -52,6 +52,17 @@ export const finishedExamples = {
       metadata: { duration: 30, startTime: EX.time, endTime: '2026-01-15T09:30:00.030Z' },
     },
   },
+  cancelled: {
+    summary: 'Cancelled while the caller waited',
+    value: {
+      success: false,
+      executionId: EX.executionId,
+      error: 'Execution was cancelled',
+      status: 'cancelled',
+      limits: limitsExample,
+      metadata: { duration: 412, startTime: EX.time, endTime: EX.later },
+    },
+  },
 };
 
 /** The 202 answers of an execution start: queued (async), or a sync run still going after the wait. */

@@ -87,7 +87,7 @@ export const executeWorkflowRoute = createRoute({
     'Sync and async executions draw from separate rate-limit buckets; past the spend limit of the ' +
     'plan the answer is 402. Refused requests (400, 402, 429) cost nothing.\n\n' +
     '**Completion callback.** An async execution may name a `callbackUrl`. When the execution ends ' +
-    '(completed or failed), the service POSTs its Job record (exactly what `GET /api/jobs/{taskId}` ' +
+    '(completed, failed or cancelled), the service POSTs its Job record (exactly what `GET /api/jobs/{taskId}` ' +
     'answers) to that URL with the headers `Content-Type: application/json`, `X-Callback-Timestamp` ' +
     '(Unix seconds), `X-Callback-Signature: sha256=<hex>`, `X-Callback-Attempt` (1, 2, …) and ' +
     "`X-Execution-Id`. The signature is the hex HMAC-SHA256, keyed with the workspace's callback secret " +

@@ -98,11 +98,18 @@ export const failed = z
   .object({
     success: z.literal(false),
     executionId: z.uuid(),
-    error: z.string().nullable().meta({ description: 'Why the run failed' }),
+    error: z
+      .string()
+      .nullable()
+      .meta({ description: 'Why the run failed (`Execution was cancelled` when cancelled)' }),
+    status: z.literal('cancelled').optional().meta({
+      description:
+        'Present only when the run was cancelled (POST …/executions/{executionId}/cancel) while the caller waited',
+    }),
     limits: limitsSchema,
     metadata: runMetadata,
   })
-  .meta({ id: 'ExecutionFailure', description: 'A sync execution that ran and failed' });
+  .meta({ id: 'ExecutionFailure', description: 'A sync execution that ran and failed, or was cancelled' });
 
 export const accepted = z
   .object({

@@ -5,6 +5,7 @@ const TONES: Record<string, string> = {
   enabled: 'good',
   deployed: 'good',
   failed: 'bad',
+  cancelled: 'off',
   error: 'bad',
   revoked: 'bad',
   processing: 'busy',

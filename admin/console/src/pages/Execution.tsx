@@ -1,6 +1,7 @@
 // One execution: its state and timings, the trace spans as a waterfall, and its inputs, output,
-// error and cost. Asks again every second while the execution is queued or running.
-import { useQuery } from '@tanstack/react-query';
+// error and cost. Asks again every second while the execution is queued or running, when it also
+// offers to cancel it (admin `executions.cancel`).
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import type { ReactNode } from 'react';
 import type { Span } from '../../../../runner/executor/trace.ts';
 import { ErrorNotice } from '../components/ErrorNotice.tsx';
@@ -28,6 +29,12 @@ export function Execution(props: { id: string }) {
     },
   });
   const e = execution.data;
+  const queryClient = useQueryClient();
+  const cancel = useMutation({
+    mutationFn: () => trpc.executions.cancel.mutate({ id: props.id }),
+    onSettled: () => queryClient.invalidateQueries({ queryKey: ['executions.get', props.id] }),
+  });
+  const running = e?.status === 'queued' || e?.status === 'processing';
   const workflow = useQuery({
     queryKey: ['workflows.get', e?.workflowId],
     queryFn: () => trpc.workflows.get.query({ id: e?.workflowId as string }),
@@ -42,7 +49,18 @@ export function Execution(props: { id: string }) {
           Execution <code>{props.id}</code>
         </h1>
         {e ? <StatusBadge status={e.status} /> : null}
+        {running ? (
+          <button
+            type="button"
+            className="danger"
+            disabled={cancel.isPending}
+            onClick={() => cancel.mutate()}
+          >
+            {cancel.isPending ? 'Cancelling…' : 'Cancel'}
+          </button>
+        ) : null}
       </div>
+      <ErrorNotice error={cancel.error} title="Could not cancel the execution" />
       <p>
         <Link to="/executions">← All executions</Link>
       </p>
@@ -62,6 +80,11 @@ export function Execution(props: { id: string }) {
               <Fact label="Created">{dateTime(e.createdAt)}</Fact>
               <Fact label="Started">{dateTime(e.startedAt)}</Fact>
               <Fact label="Ended">{dateTime(e.endedAt)}</Fact>
+              {e.cancelledAt ? (
+                <Fact label="Cancelled">
+                  {dateTime(e.cancelledAt)} <span className="muted">by {e.cancelledBy}</span>
+                </Fact>
+              ) : null}
               <Fact label="Duration">{duration(e.durationMs)}</Fact>
               <Fact label="Cost">{cost?.total !== undefined ? usd(cost.total) : '–'}</Fact>
             </dl>
