@@ -4,7 +4,7 @@
 //
 // An import's file is first streamed to storage (as a file upload is: fields before or after it,
 // capped at 100 MB, never held in memory), then read back and imported in one transaction, and
-// removed. Importing while the upload arrives would hold the table's write lock (and, embedded,
+// removed; one that a dying process leaves behind is swept (./import-spools.ts). Importing while the upload arrives would hold the table's write lock (and, embedded,
 // the whole database) for as long as the client takes to send the file.
 import { createRoute } from '@hono/zod-openapi';
 import type { Handler } from 'hono';
@@ -22,6 +22,7 @@ import { errors, withIdempotency } from '../../openapi/error-answers.ts';
 import { contentDisposition } from '../content-disposition.ts';
 import { type Guards, Router } from '../router.ts';
 import { readErrors } from './examples.ts';
+import { spooledStorage } from './import-spools.ts';
 import { reachTable, tags } from './routes.ts';
 import { EXPORT_MEDIA_TYPES, type ExportEnd, exportBody } from './row-export.ts';
 import { importRows } from './row-import.ts';
@@ -125,7 +126,9 @@ async function reachForWrite(deps: TransferDeps, principal: Principal, tableId: 
 }
 
 function importHandler(deps: TransferDeps): Handler<ApiEnv> {
-  const { db, log, storage } = deps;
+  const { db, log } = deps;
+  // The file is recorded while it is stored, so one left by a process that died is swept.
+  const storage = spooledStorage(db, deps.storage, log);
   return async (c) => {
     // The Router validates no part of a plain route: the path parameter is checked here, first.
     const tableId = uuidFromPath(c, 'tableId');
