@@ -1,19 +1,21 @@
 // The CSV file an import keeps in storage while it runs is recorded, under a lease its process
 // renews, so the file of a process that died mid-import is swept (api/routes/tables/import-spools.ts),
 // and the file of a live import is not. A normal import, and one refused, leave
-// neither a file nor a record; a child process killed mid-upload leaves both, until a sweep.
+// neither a file nor a record; a live import keeps its lease renewed; a child process killed
+// mid-upload leaves both, until a sweep.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import {
   SPOOL_LEASE_SECONDS,
   startSpoolSweeper,
   sweepSpools,
 } from '../../api/routes/tables/import-spools.ts';
 import { type Db, openPglite } from '../../db/client.ts';
+import { renewSpools } from '../../db/tables/import-spools.ts';
 import { createLogger } from '../../logger.ts';
 import { localStorage } from '../../storage/local.ts';
 import { createTestDatabase } from '../helpers/database.ts';
@@ -69,6 +71,79 @@ describe('in one process', () => {
     await svc.db.query(`insert into table_import_spools (storage_key, held_until) values ($1, now())`, [key]);
     expect(await sweepSpools(svc.db, storage, { now: new Date(Date.now() + 1000) })).toBe(1);
     expect(await records(svc.db)).toEqual([]);
+  });
+});
+
+describe('a live import', () => {
+  it('renews its lease every minute while its upload is under way, then removes its file and record', async () => {
+    const api = tablesApi(svc, tenant.key, tenant.workspace.id);
+    const table = await makeTable(api, PEOPLE);
+    // The upload stops after its first line until the gate opens.
+    let open = () => {};
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const boundary = '----spooltest';
+    const head =
+      `--${boundary}\r\nContent-Disposition: form-data; name="workspaceId"\r\n\r\n${tenant.workspace.id}\r\n` +
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="slow.csv"\r\n` +
+      `Content-Type: text/csv\r\n\r\nemail\r\n${'a'.repeat(64 * 1024)}@x.org\r\n`;
+    const tail = `b@x.org\r\n\r\n--${boundary}--\r\n`;
+    let step = 0;
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        if (step++ === 0) return controller.enqueue(new TextEncoder().encode(head));
+        await gate;
+        controller.enqueue(new TextEncoder().encode(tail));
+        controller.close();
+      },
+    });
+    // The renewal timer is the only interval this starts: faked, a minute passes at once.
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      const answer = svc.app.request(
+        new Request(`http://api.test/api/v1/tables/${table.id}/rows/import`, {
+          method: 'POST',
+          headers: { 'X-API-Key': tenant.key, 'Content-Type': `multipart/form-data; boundary=${boundary}` },
+          body,
+          duplex: 'half',
+        } as RequestInit),
+      );
+      let held: { storage_key: string; held_until: Date }[] = [];
+      for (let i = 0; i < 200 && !held.length; i++) {
+        await new Promise((r) => setTimeout(r, 10));
+        held = await records(svc.db);
+      }
+      expect(held).toHaveLength(1);
+      // Nearly run out: a minute on, the process has renewed it for ten more.
+      await svc.db.query(`update table_import_spools set held_until = now() + interval '30 seconds'`);
+      await vi.advanceTimersByTimeAsync(60_000);
+      // The renewal is a query of its own, on its way: waited for (on a server it has a round trip).
+      let left = 0;
+      for (let i = 0; i < 200 && left < SPOOL_LEASE_SECONDS - 60; i++) {
+        const [row] = await svc.db.query<{ left: number }>(
+          'select extract(epoch from held_until - now())::float8 as left from table_import_spools',
+        );
+        left = row?.left ?? 0;
+        if (left < SPOOL_LEASE_SECONDS - 60) await new Promise((r) => setTimeout(r, 10));
+      }
+      expect(left).toBeGreaterThan(SPOOL_LEASE_SECONDS - 60);
+      // Its file is not a sweep's to take.
+      expect(await sweepSpools(svc.db, localStorage(svc.config.DATA_DIR))).toBe(0);
+      // A lease that ran out is not renewed (a sweep may be removing the file): the store's answer.
+      await svc.db.query(`update table_import_spools set held_until = now() - interval '1 second'`);
+      expect(await renewSpools(svc.db, [held[0]?.storage_key as string], SPOOL_LEASE_SECONDS)).toEqual([]);
+      // Held again so that the import can end: then its file and record go.
+      await svc.db.query(`update table_import_spools set held_until = now() + interval '10 minutes'`);
+      open();
+      const res = await answer;
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as { data: { insertedCount: number } }).data.insertedCount).toBe(2);
+      expect(localBlobs(svc)).toEqual([]);
+      expect(await records(svc.db)).toEqual([]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 
