@@ -57,7 +57,8 @@ export const importRowsRoute = createRoute({
     "repeats a unique value (of the table or of an earlier line), or would pass the table's row cap. " +
     '`mode=all` (the default) imports all rows or none: bad rows are a 400 whose `details` name the first ones ' +
     '(path `["file", line, column]`); `mode=skip` imports the good rows and answers the bad ones in `problems`. ' +
-    'The import is one transaction: whatever the answer, the rows it reports are all there, and a failure keeps none.',
+    'The import is one transaction: whatever the answer, the rows it reports are all there, and a failure keeps none. ' +
+    'Audited as `table.rows_imported` (file name, mode, counts).',
   request: {
     params: tablePath,
     headers: idempotencyHeaders,
@@ -98,7 +99,8 @@ export const exportRowsRoute = createRoute({
     'as an import reads them (dates as ISO 8601 instants, json as JSON text, no value as an empty cell); a text ' +
     "cell starting with `=`, `+`, `-`, `@`, tab or CR gets a leading `'` so a spreadsheet shows it rather than " +
     'running it as a formula. JSONL: one JSON object of column → value per row, exactly as stored. Rows written ' +
-    'while the export runs may or may not be in it; every other row is, once.',
+    'while the export runs may or may not be in it; every other row is, once. Audited as `table.rows_exported` when ' +
+    'the stream ends (format, filter, rows written, whether all were).',
   request: { params: tablePath, query: exportQuery },
   responses: {
     200: {
