@@ -4,8 +4,9 @@
 //
 // An import's file is first streamed to storage (as a file upload is: fields before or after it,
 // capped at 100 MB, never held in memory), then read back and imported in one transaction, and
-// removed; one that a dying process leaves behind is swept (./import-spools.ts). Importing while the upload arrives would hold the table's write lock (and, embedded,
-// the whole database) for as long as the client takes to send the file.
+// removed; one that a dying process leaves behind is swept (./import-spools.ts). Importing while
+// the upload arrives would hold the table's write lock (and, embedded, the whole database) for as
+// long as the client takes to send the file.
 import { createRoute } from '@hono/zod-openapi';
 import type { Handler } from 'hono';
 import type { Principal } from '../../../db/api-keys.ts';
