@@ -6,8 +6,10 @@ import type { Config } from '../config.ts';
 import type { Db } from '../db/client.ts';
 import { startBoss } from '../jobs/boss.ts';
 import type { Logger } from '../logger.ts';
+import { createStorage } from '../storage/index.ts';
 import { createApp } from './app.ts';
 import { startCompletionWaiter } from './completion-waiter.ts';
+import { startSpoolSweeper } from './routes/tables/import-spools.ts';
 
 export async function startApi(deps: {
   db: Db;
@@ -27,6 +29,9 @@ export async function startApi(deps: {
       });
   const queue = deps.queue ?? (ownQueue as PgBoss);
   const waiter = await startCompletionWaiter(db);
+  // Removes the import files a process that died left in storage (at start-up, then every few minutes).
+  const spoolStorage = createStorage(config);
+  const spools = startSpoolSweeper({ db, storage: spoolStorage, log });
   return {
     app: createApp({
       db,
@@ -40,6 +45,8 @@ export async function startApi(deps: {
     queue,
     async close() {
       await waiter.close();
+      await spools.close();
+      await spoolStorage.close();
       await ownQueue?.stop({ graceful: false, close: false });
     },
   };

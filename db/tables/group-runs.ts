@@ -57,6 +57,9 @@ export async function runWrites(
   let prepared: (PreparedWrite<unknown> | undefined)[] | undefined;
   let loading: Promise<void> | undefined;
   if (pipelined && run.columns) {
+    // The lock is a short statement, sent on the next turn of the event loop: let it go out first,
+    // so that the writes are prepared (a batch's rows checked) while it travels.
+    await new Promise<void>((resolve) => setImmediate(resolve));
     prepared = prepareAll(table, run);
     loading = slots.load(tx, ref.id, lookupsOf(prepared));
     loading.catch(() => {});
@@ -73,8 +76,10 @@ export async function runWrites(
   }
   const writes = prepared as (PreparedWrite<unknown> | undefined)[];
   const settled = Promise.resolve();
-  // A lone write needs no savepoint: if it fails, the transaction holds nothing else.
-  if (group.length === 1) {
+  // A lone write needs no savepoint: if it fails, the transaction holds nothing else. Pipelined, it
+  // runs as a group does all the same, so that the commit goes out behind its statements rather
+  // than a round trip after them.
+  if (group.length === 1 && !pipelined) {
     const only = writes[0];
     if (only) outcomes[0] = { ok: true, value: await only.run(tx, { table, slots, decided() {} }) };
     return { columns: table.columns, answers: settled };

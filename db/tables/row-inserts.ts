@@ -46,15 +46,16 @@ export async function insertChecked(
   duplicateIssues(slots, issues);
   await takenIssues(tx, table.id, slots, issues, ctx.slots);
   if (issues.length) throw invalidRows(issues, 'Unique constraint violated');
-  // The rows' data goes as one JSON array (cheaper to send than an array of JSON texts), and
-  // nothing per row comes back: ids are made here, positions follow the locked counter, and every
+  // The rows' data goes as one JSON array (cheaper to send than an array of JSON texts), the ids
+  // as one comma-separated text (the client's array encoding cost half a millisecond a thousand
+  // ids), and nothing per row comes back: ids are made here, positions follow the locked counter, and every
   // row of the statement has the transaction's timestamp.
   const sent = tx.query<{ at: Date }>(
     `with inserted as (
        insert into table_rows (id, table_id, position, data)
        select i.id, $1, $2::bigint + t.ord, t.value
          from jsonb_array_elements($3::jsonb) with ordinality as t(value, ord)
-         join unnest($4::uuid[]) with ordinality as i(id, ord) on i.ord = t.ord
+         join unnest(string_to_array($4, ',')::uuid[]) with ordinality as i(id, ord) on i.ord = t.ord
      ), slots as (
        insert into table_unique_values (table_id, column_name, value_key, row_id)
        select $1, c, k, r from unnest($5::text[], $6::text[], $7::uuid[]) as s(c, k, r)
@@ -65,7 +66,7 @@ export async function insertChecked(
       table.id,
       table.lastPosition,
       JSON.stringify(rows.map((r) => r.values)),
-      ids,
+      ids.join(','),
       slots.map((s) => s.column),
       slots.map((s) => s.key),
       slots.map((s) => s.rowId),

@@ -67,10 +67,22 @@ interface Queue {
   pending: Pending[];
   /** A group is scheduled or running: the next one waits for it. */
   busy: boolean;
-  /** The table's columns when it was last locked: the next group prepares against them first. */
-  columns?: ColumnDef[];
 }
 const queues = new WeakMap<Db, Map<string, Queue>>();
+
+// The columns each table had when last locked: its next group prepares against them while the lock
+// travels. Kept when the table's queue empties (a client writing one request after another leaves
+// it empty between them), for the most recently written tables.
+const MAX_KNOWN_TABLES = 1000;
+const knownColumns = new WeakMap<Db, Map<string, ColumnDef[]>>();
+
+function rememberColumns(db: Db, key: string, columns: ColumnDef[]) {
+  const known = knownColumns.get(db) ?? new Map<string, ColumnDef[]>();
+  knownColumns.set(db, known);
+  known.delete(key);
+  known.set(key, columns);
+  if (known.size > MAX_KNOWN_TABLES) known.delete(known.keys().next().value as string);
+}
 
 function schedule(db: Db, groups: Map<string, Queue>, key: string, queue: Queue, ref: TableRef) {
   if (queue.busy) return;
@@ -82,7 +94,7 @@ function schedule(db: Db, groups: Map<string, Queue>, key: string, queue: Queue,
   // The writes that arrive in this turn of the event loop join the first group.
   setImmediate(() => {
     const group = queue.pending.splice(0, MAX_GROUP);
-    void runGroup(db, ref, queue, group).finally(() => {
+    void runGroup(db, ref, key, group).finally(() => {
       queue.busy = false;
       schedule(db, groups, key, queue, ref);
     });
@@ -90,7 +102,7 @@ function schedule(db: Db, groups: Map<string, Queue>, key: string, queue: Queue,
 }
 
 /** Runs a group and answers its writes. */
-async function runGroup(db: Db, ref: TableRef, queue: Queue, group: Pending[]) {
+async function runGroup(db: Db, ref: TableRef, key: string, group: Pending[]) {
   const server = db.backend === 'postgres';
   let outcomes: (Outcome | undefined)[] = [];
   /** Whether the attempt's transaction is known to have left nothing: it may be run again. */
@@ -101,8 +113,9 @@ async function runGroup(db: Db, ref: TableRef, queue: Queue, group: Pending[]) {
     undone = true;
     await db
       .transaction(async (tx) => {
-        const run = await runWrites(tx, { pipelined, ref, group, outcomes, columns: queue.columns });
-        queue.columns = run.columns;
+        const columns = knownColumns.get(db)?.get(key);
+        const run = await runWrites(tx, { pipelined, ref, group, outcomes, columns });
+        rememberColumns(db, key, run.columns);
         answers = run.answers;
         // From here the commit goes out: unless it answers that it rolled back, the writes may hold.
         undone = false;

@@ -20,6 +20,7 @@ import {
   PEOPLE,
   roomyTenant,
   type TablesApi,
+  tableAudits,
   tablesApi,
 } from './tables-helpers.ts';
 
@@ -178,6 +179,53 @@ describe('round trip', () => {
     expect((await exportOf(copy.id, { format: 'jsonl' })).text).toBe(
       (await exportOf(source.id, { format: 'jsonl' })).text,
     );
+  });
+});
+
+describe('the audit log', () => {
+  it('records each export: who, which table, the format, the filter and the rows written', async () => {
+    const table = await people();
+    expectOk(await api.insert(table.id, { rows: ROWS }));
+    const reader = await addPerson(svc.admin, tenant, { permission: 'read' });
+    expect((await exportRows(svc, reader.key, table.id, { workspaceId: ws() })).status).toBe(200);
+    const filter = { age: { gt: 0 } };
+    expect((await exportOf(table.id, { format: 'jsonl', filter })).status).toBe(200);
+    const entries = await tableAudits(svc, tenant, 'table.rows_exported', table.id);
+    expect(entries).toHaveLength(2);
+    // Newest first.
+    expect(entries[0]).toMatchObject({
+      actorId: tenant.user.id,
+      resourceType: 'table',
+      metadata: { name: table.name, format: 'jsonl', filter, rowCount: 2, complete: true },
+    });
+    expect(entries[1]).toMatchObject({
+      actorId: reader.user.id,
+      metadata: { format: 'csv', filter: null, rowCount: ROWS.length, complete: true },
+    });
+  });
+
+  it('records an export the client left before its end as incomplete, with the rows sent', async () => {
+    const table = await makeTable(api, [{ name: 'i', type: 'number' }]);
+    expectOk(await api.insert(table.id, { rows: Array.from({ length: 1000 }, (_, i) => ({ i })) }));
+    expectOk(await api.insert(table.id, { rows: Array.from({ length: 1000 }, (_, i) => ({ i: i + 1000 })) }));
+    const res = await svc.app.request(
+      `http://api.test/api/v1/tables/${table.id}/rows/export?workspaceId=${ws()}&format=jsonl`,
+      { headers: { 'X-API-Key': tenant.key } },
+    );
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    await reader.read();
+    await reader.cancel();
+    const entries = await tableAudits(svc, tenant, 'table.rows_exported', table.id);
+    expect(entries).toHaveLength(1);
+    expect(entries[0]?.metadata).toMatchObject({ rowCount: 1000, complete: false });
+  });
+
+  it('records nothing for a refused export', async () => {
+    const table = await people();
+    expectIssues(await exportOf(table.id, { filter: { phone: 1 } }), [['filter', 'phone']]);
+    const other = await createTenant(svc.admin);
+    expectError(await exportRows(svc, other.key, table.id, { workspaceId: ws() }), 403);
+    expect(await tableAudits(svc, tenant, 'table.rows_exported', table.id)).toEqual([]);
   });
 });
 

@@ -111,3 +111,17 @@ export async function expectRowCount(api: TablesApi, id: string, expected: numbe
   expect(table.body.data.table.rowCount).toBe(expected);
   expect(q.body.data.pagination.total).toBe(expected);
 }
+
+/** The audit entries of an action on a table, newest first (the tenant must be on Enterprise). */
+export async function tableAudits(svc: TestService, tenant: Tenant, action: string, tableId: string) {
+  const res = await svc.call('GET', '/api/v1/audit-logs', {
+    key: tenant.key,
+    query: { workspaceId: tenant.workspace.id, action, resourceId: tableId },
+  });
+  expect(res.status).toBe(200);
+  return res.body.data as {
+    actorId: string | null;
+    resourceType: string;
+    metadata: Record<string, unknown>;
+  }[];
+}

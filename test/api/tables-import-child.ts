@@ -1,9 +1,12 @@
-// Run as a child process by tables-import.test.ts (`node test/api/tables-import-child.ts`): the API
-// on a database of its own (DATABASE_URL's, or an embedded one under a temporary DATA_DIR, loaded
-// from PGLITE_DUMP when given), one CSV
-// import of CSV_MB megabytes generated as it is sent, and this process's peak RSS growth during it,
-// printed as one JSON line. In a process of its own, the memory figure is the import's alone (the
-// test runner's heap and, embedded, an in-memory database's pages would swamp it).
+// Run as a child process by tables-import-upload.test.ts (`node test/api/tables-import-child.ts`):
+// the API on a database of its own (DATABASE_URL's, or an embedded one under DATA_DIR, loaded from
+// PGLITE_DUMP when given), one CSV import of CSV_MB megabytes generated as it is sent, and this
+// process's peak RSS growth during it, printed as one JSON line. In a process of its own, the memory
+// figure is the import's alone (the test runner's heap and, embedded, an in-memory database's pages
+// would swamp it).
+// With STALL_AT_MB (tables-import-spools.test.ts), the upload stops after that many megabytes, the
+// child prints `{"stalled": true}` and waits, its file half stored, for the test to kill it. DATA_DIR
+// given is the test's (kept); otherwise a temporary one.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,7 +23,8 @@ import { createLogger } from '../../logger.ts';
 const MB = 1024 * 1024;
 const FILE_BYTES = Number(process.env.CSV_MB ?? 100) * MB;
 const url = process.env.DATABASE_URL;
-const dataDir = mkdtempSync(join(tmpdir(), 'wfs-import-child-'));
+const STALL_AT = process.env.STALL_AT_MB ? Number(process.env.STALL_AT_MB) * MB : undefined;
+const dataDir = process.env.DATA_DIR ?? mkdtempSync(join(tmpdir(), 'wfs-import-child-'));
 const config = loadConfig({
   ENCRYPTION_KEY: randomBytes(32).toString('hex'),
   DATA_DIR: dataDir,
@@ -66,9 +70,16 @@ function multipartBody(workspaceId: string, bytes: number) {
     yield* csvChunks(bytes);
     yield Buffer.from(`\r\n--${boundary}--\r\n`);
   })();
+  let sent = 0;
   const body = new ReadableStream<Uint8Array>({
     pull(controller) {
+      if (STALL_AT !== undefined && sent >= STALL_AT) {
+        console.log(JSON.stringify({ stalled: true }));
+        // Never answers: the upload hangs here until the process is killed.
+        return new Promise<void>(() => {});
+      }
       const next = pieces.next();
+      if (!next.done) sent += next.value.length;
       if (next.done) controller.close();
       else controller.enqueue(new Uint8Array(next.value.buffer, next.value.byteOffset, next.value.length));
     },
@@ -125,6 +136,10 @@ try {
     if (res.status !== 200) throw new Error(`import answered ${res.status}: ${text.slice(0, 300)}`);
     return (JSON.parse(text) as { data: { insertedCount: number } }).data.insertedCount;
   };
+  if (STALL_AT !== undefined) {
+    // Never settles: the test kills this process mid-upload.
+    await importOnce(FILE_BYTES);
+  }
   // Warm-up: JIT, the statements' plans, the first pages of the table.
   await importOnce(MB);
   // Two figures. RSS: the kernel's high-water mark, reset (clear_refs 5) where allowed, and sampled;
@@ -171,5 +186,5 @@ try {
   await api.close();
 } finally {
   await db.close();
-  rmSync(dataDir, { recursive: true, force: true });
+  if (!process.env.DATA_DIR) rmSync(dataDir, { recursive: true, force: true });
 }

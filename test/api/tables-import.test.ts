@@ -15,6 +15,7 @@ import {
   PEOPLE,
   roomyTenant,
   type TablesApi,
+  tableAudits,
   tablesApi,
 } from './tables-helpers.ts';
 
@@ -242,6 +243,23 @@ describe('mode all (the default)', () => {
       /^Unique column i already holds this value \(row [0-9a-f-]{36}\)$/,
     );
     await expectRowCount(api, table.id, 0);
+  });
+});
+
+describe('the audit log', () => {
+  it('records an import with its file, mode and counts; an import that keeps nothing leaves no entry', async () => {
+    const table = await people();
+    const bad = csvOf('email,age', 'a@x.org,1', 'b@x.org,old');
+    expectError(await send(table.id, { name: 'bad.csv', csv: bad }), 400);
+    expect(await tableAudits(svc, tenant, 'table.rows_imported', table.id)).toEqual([]);
+    expectOk(await send(table.id, { name: 'some.csv', csv: bad, mode: 'skip' }));
+    const entries = await tableAudits(svc, tenant, 'table.rows_imported', table.id);
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({
+      actorId: tenant.user.id,
+      resourceType: 'table',
+      metadata: { name: table.name, fileName: 'some.csv', mode: 'skip', insertedCount: 1, skippedCount: 1 },
+    });
   });
 });
 

@@ -324,6 +324,16 @@ describe('every operation of the OpenAPI document', () => {
   it('enumerates the API', () => {
     const ops = operations();
     expect(ops.length).toBeGreaterThanOrEqual(30);
+    // The table routes with bodies of their own kind: the upload, the streamed answer, the schema.
+    expect(ops.map((o) => o.name)).toEqual(
+      expect.arrayContaining([
+        'POST /api/v1/tables/{tableId}/rows/import',
+        'GET /api/v1/tables/{tableId}/rows/export',
+        'POST /api/v1/tables/{tableId}/columns',
+        'PATCH /api/v1/tables/{tableId}/columns',
+        'DELETE /api/v1/tables/{tableId}/columns',
+      ]),
+    );
   });
 
   it('refuses malformed bodies, fuzzed queries and bad path ids with a 4xx {error}, changing nothing', async () => {
@@ -417,6 +427,28 @@ describe('10,000 levels of nesting where JSON is stored or compared', () => {
         'POST',
         `${rows}/upsert`,
         `{"workspaceId":${ws},"data":{"email":"deep3@example.com","meta":${deepObject}}}`,
+      ],
+      // A column's default fills every row; a select column's options are stored with the schema.
+      [
+        'POST',
+        `/api/v1/tables/${fx.tableId}/columns`,
+        `{"workspaceId":${ws},"column":{"name":"deep","type":"json"},"default":${deepObject}}`,
+      ],
+      [
+        'POST',
+        `/api/v1/tables/${fx.tableId}/columns`,
+        `{"workspaceId":${ws},"column":{"name":"deep","type":"select","options":${deepArray}}}`,
+      ],
+      [
+        'PATCH',
+        `/api/v1/tables/${fx.tableId}/columns`,
+        `{"workspaceId":${ws},"columnName":"meta","updates":{"options":${deepArray}}}`,
+      ],
+      // The export's filter is JSON in the query string, compared as GET …/rows compares it.
+      [
+        'GET',
+        `${rows}/export?workspaceId=${fx.workspaceId}&filter=${encodeURIComponent(`{"meta":${deepObject}}`)}`,
+        '',
       ],
     ];
     for (const [method, url, body] of cases) {

@@ -1,5 +1,5 @@
 // SQL metacharacters in every place input meets SQL: table and column names, row values, filters
-// and sorts (query, bulk update, delete by filter), knowledge tag names, tag filter values and search
+// and sorts (query, bulk update, delete by filter, export), knowledge tag names, tag filter values and search
 // queries, file names (uploaded, refused as taken, deleted) and workspace names. Each is stored and
 // answered verbatim, or refused with a 400 `{error, details?}`: never executed, never a 500, and a
 // refusal changes nothing.
@@ -186,6 +186,36 @@ describe('tables', () => {
       filter: JSON.stringify(filter),
       ...(sort !== undefined ? { sort: JSON.stringify(sort) } : {}),
     });
+
+  /** An export (JSONL) of the rows a filter selects: its answer, and the `s` of each row. */
+  const exported = async (filter: unknown) => {
+    sent++;
+    const url = new URL(`http://api.test${rowsPath()}/export`);
+    url.searchParams.set('workspaceId', workspaceId);
+    url.searchParams.set('format', 'jsonl');
+    url.searchParams.set('filter', JSON.stringify(filter));
+    const res = await svc.app.request(url.toString(), { headers: { 'X-API-Key': key } });
+    const text = await res.text();
+    const lines = res.status === 200 ? text.split('\n').filter(Boolean) : [];
+    const body = res.status === 200 ? null : JSON.parse(text);
+    return { status: res.status, body, values: lines.map((l) => (JSON.parse(l) as { s: string }).s) };
+  };
+
+  it('exports exactly the rows a literal filter matches, and refuses metacharacters as its columns', async () => {
+    for (const evil of EVIL) {
+      const res = await exported({ s: { contains: evil } });
+      expect(res.status, `export contains ${JSON.stringify(evil)}`).toBe(200);
+      expect(res.values.sort(), `export contains ${evil}`).toEqual(
+        EVIL.filter((s) => s.includes(evil)).sort(),
+      );
+    }
+    await unchanged(async () => {
+      for (const evil of [...EVIL, ...NUL]) {
+        const res = await exported({ [evil]: 'x' });
+        expect400(res as unknown as ApiResponse, `export filter column ${JSON.stringify(evil)}`);
+      }
+    });
+  });
 
   it('matches filter values literally: eq, in, contains, startsWith, endsWith', async () => {
     for (const evil of EVIL) {

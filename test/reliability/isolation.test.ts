@@ -231,6 +231,16 @@ describe('isolation matrix', () => {
     const before = await snapshot(svc);
     const ops = keyedOperations();
     expect(ops.length).toBeGreaterThan(20);
+    // Among them the table routes that are not plain JSON in and out: the upload, the streamed export.
+    expect(ops.map((o) => `${o.method} ${o.path}`)).toEqual(
+      expect.arrayContaining([
+        'POST /api/v1/tables/{tableId}/rows/import',
+        'GET /api/v1/tables/{tableId}/rows/export',
+        'POST /api/v1/tables/{tableId}/columns',
+        'PATCH /api/v1/tables/{tableId}/columns',
+        'DELETE /api/v1/tables/{tableId}/columns',
+      ]),
+    );
     const failures: string[] = [];
     let requests = 0;
     const statuses: Record<number, number> = {};

@@ -35,12 +35,37 @@ function jsonLine(columns: readonly ColumnDef[], data: Record<string, unknown>):
   return `${JSON.stringify(ordered)}\n`;
 }
 
-/** The export's bytes. A failure after the answer has started can only cut it short: it is logged. */
-export function exportBody(scan: RowScan, format: ExportFormat, log: Logger): ReadableStream<Uint8Array> {
+/** How an export ended: the rows written out, and whether they were all the scan selected. */
+export interface ExportEnd {
+  rowCount: number;
+  complete: boolean;
+}
+
+/**
+ * The export's bytes. A failure after the answer has started can only cut it short: it is logged.
+ * `onEnd` is called once, when the stream ends (its last row written, the client gone, or a page
+ * failed), and awaited before the stream closes, so a client that has read the whole export finds
+ * its audit entry; its own failure is logged.
+ */
+export function exportBody(
+  scan: RowScan,
+  format: ExportFormat,
+  log: Logger,
+  onEnd: (end: ExportEnd) => Promise<void> = async () => {},
+): ReadableStream<Uint8Array> {
   const columns = scan.table.schema.columns;
   const encoder = new TextEncoder();
   const pages = scan.pages();
   let started = false;
+  let rowCount = 0;
+  let ended = false;
+  const end = async (complete: boolean) => {
+    if (ended) return;
+    ended = true;
+    await onEnd({ rowCount, complete }).catch((err: unknown) => {
+      log.error('could not record the end of an export', { tableId: scan.table.id, err });
+    });
+  };
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       if (!started && format === 'csv') {
@@ -51,16 +76,22 @@ export function exportBody(scan: RowScan, format: ExportFormat, log: Logger): Re
       started = true;
       try {
         const next = await pages.next();
-        if (next.done) return controller.close();
+        if (next.done) {
+          await end(true);
+          return controller.close();
+        }
         const write = format === 'csv' ? csvRow : jsonLine;
         controller.enqueue(encoder.encode(next.value.map((data) => write(columns, data)).join('')));
+        rowCount += next.value.length;
       } catch (err) {
         log.error('an export stopped before its end', { tableId: scan.table.id, err });
+        await end(false);
         controller.error(err);
       }
     },
     async cancel() {
       await pages.return(undefined);
+      await end(false);
     },
   });
 }

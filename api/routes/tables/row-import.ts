@@ -9,7 +9,13 @@
 
 import type { Queryable } from '../../../db/client.ts';
 import { cellValue } from '../../../db/tables/cell-text.ts';
-import { getTable, insertRows, MAX_BATCH_ROWS, type TableRef } from '../../../db/tables/tables.ts';
+import {
+  getTable,
+  insertRows,
+  MAX_BATCH_ROWS,
+  type Table,
+  type TableRef,
+} from '../../../db/tables/tables.ts';
 import { type ColumnDef, checkRow, MAX_COLUMN_NAME } from '../../../db/tables/values.ts';
 import { type FieldIssue, ServiceError } from '../../../errors.ts';
 import { readCsv } from './csv-reader.ts';
@@ -90,12 +96,14 @@ interface Pending {
 /**
  * Reads the file and imports its rows into the table (see the top of this file). Answers the
  * counts and the first problems; in mode `all`, bad rows are a 400 and nothing is kept.
+ * `onImported` runs last in the import's transaction (its audit entry): kept only with the rows.
  */
 export function importRows(
   db: Queryable,
   ref: TableRef,
   bytes: AsyncIterable<Uint8Array>,
   mode: ImportMode,
+  onImported: (tx: Queryable, table: Table, result: ImportResult) => Promise<void> = async () => {},
 ): Promise<ImportResult> {
   return db.transaction(async (tx) => {
     const batchWriter = joined(tx);
@@ -196,13 +204,15 @@ export function importRows(
     await flush();
     if (mode === 'all' && failed) throw nothingImported(firstProblems(), skippedCount);
     const names = new Set(header.map((c) => c.name));
-    return {
+    const result = {
       insertedCount,
       skippedCount,
       problems: firstProblems(),
       mappedColumns: columns.filter((c) => names.has(c.name)).map((c) => c.name),
       unmappedColumns: columns.filter((c) => !names.has(c.name)).map((c) => c.name),
     };
+    await onImported(tx, table, result);
+    return result;
   });
 }
 

@@ -4,14 +4,16 @@
 //
 // An import's file is first streamed to storage (as a file upload is: fields before or after it,
 // capped at 100 MB, never held in memory), then read back and imported in one transaction, and
-// removed. Importing while the upload arrives would hold the table's write lock (and, embedded,
-// the whole database) for as long as the client takes to send the file.
+// removed; one that a dying process leaves behind is swept (./import-spools.ts). Importing while
+// the upload arrives would hold the table's write lock (and, embedded, the whole database) for as
+// long as the client takes to send the file.
 import { createRoute } from '@hono/zod-openapi';
 import type { Handler } from 'hono';
 import type { Principal } from '../../../db/api-keys.ts';
 import { checkFileName, MAX_FILE_BYTES } from '../../../db/files.ts';
 import { scanRows } from '../../../db/tables/row-scan.ts';
-import { getTable, type TableRef } from '../../../db/tables/tables.ts';
+import { getTable } from '../../../db/tables/tables.ts';
+import { recordExport, recordImport } from '../../../db/tables/transfer-audit.ts';
 import type { StorageDriver } from '../../../storage/driver.ts';
 import { receiveUpload } from '../../../storage/multipart-upload.ts';
 import type { ApiDeps, ApiEnv } from '../../context.ts';
@@ -21,8 +23,9 @@ import { errors, withIdempotency } from '../../openapi/error-answers.ts';
 import { contentDisposition } from '../content-disposition.ts';
 import { type Guards, Router } from '../router.ts';
 import { readErrors } from './examples.ts';
+import { spooledStorage } from './import-spools.ts';
 import { reachTable, tags } from './routes.ts';
-import { EXPORT_MEDIA_TYPES, exportBody } from './row-export.ts';
+import { EXPORT_MEDIA_TYPES, type ExportEnd, exportBody } from './row-export.ts';
 import { importRows } from './row-import.ts';
 import { tablePath } from './schemas.ts';
 import {
@@ -55,7 +58,8 @@ export const importRowsRoute = createRoute({
     "repeats a unique value (of the table or of an earlier line), or would pass the table's row cap. " +
     '`mode=all` (the default) imports all rows or none: bad rows are a 400 whose `details` name the first ones ' +
     '(path `["file", line, column]`); `mode=skip` imports the good rows and answers the bad ones in `problems`. ' +
-    'The import is one transaction: whatever the answer, the rows it reports are all there, and a failure keeps none.',
+    'The import is one transaction: whatever the answer, the rows it reports are all there, and a failure keeps none. ' +
+    'Audited as `table.rows_imported` (file name, mode, counts).',
   request: {
     params: tablePath,
     headers: idempotencyHeaders,
@@ -96,7 +100,8 @@ export const exportRowsRoute = createRoute({
     'as an import reads them (dates as ISO 8601 instants, json as JSON text, no value as an empty cell); a text ' +
     "cell starting with `=`, `+`, `-`, `@`, tab or CR gets a leading `'` so a spreadsheet shows it rather than " +
     'running it as a formula. JSONL: one JSON object of column → value per row, exactly as stored. Rows written ' +
-    'while the export runs may or may not be in it; every other row is, once.',
+    'while the export runs may or may not be in it; every other row is, once. Audited as `table.rows_exported` when ' +
+    'the stream ends (format, filter, rows written, whether all were).',
   request: { params: tablePath, query: exportQuery },
   responses: {
     200: {
@@ -118,18 +123,20 @@ export const exportRowsRoute = createRoute({
 /** The import's fields, judged as the stream reaches them: a 400 names the first bad one. */
 /** The table an import writes to: the caller needs write permission, and the table must be there. */
 async function reachForWrite(deps: TransferDeps, principal: Principal, tableId: string, workspaceId: string) {
-  const { ref } = await reachTable(deps.db, principal, tableId, workspaceId, 'write');
-  await getTable(deps.db, ref);
-  return ref;
+  const reached = await reachTable(deps.db, principal, tableId, workspaceId, 'write');
+  await getTable(deps.db, reached.ref);
+  return reached;
 }
 
 function importHandler(deps: TransferDeps): Handler<ApiEnv> {
-  const { db, log, storage } = deps;
+  const { db, log } = deps;
+  // The file is recorded while it is stored, so one left by a process that died is swept.
+  const storage = spooledStorage(db, deps.storage, log);
   return async (c) => {
     // The Router validates no part of a plain route: the path parameter is checked here, first.
     const tableId = uuidFromPath(c, 'tableId');
     const principal = c.get('principal');
-    let ref: TableRef | undefined;
+    let reached: Awaited<ReturnType<typeof reachForWrite>> | undefined;
     const upload = await receiveUpload(c.req.raw.body, c.req.header('content-type'), {
       storage,
       maxBytes: MAX_FILE_BYTES,
@@ -138,15 +145,33 @@ function importHandler(deps: TransferDeps): Handler<ApiEnv> {
       async onFile(fields, name) {
         checkFileName(name);
         if (fields.workspaceId === undefined) return null;
-        ref = await reachForWrite(deps, principal, tableId, uploadFields(importFields, fields).workspaceId);
-        return ref.workspaceId;
+        reached = await reachForWrite(
+          deps,
+          principal,
+          tableId,
+          uploadFields(importFields, fields).workspaceId,
+        );
+        return reached.ref.workspaceId;
       },
     });
     try {
       const { workspaceId, mode } = uploadFields(importFields, upload.fields);
-      ref ??= await reachForWrite(deps, principal, tableId, workspaceId);
+      reached ??= await reachForWrite(deps, principal, tableId, workspaceId);
+      const { access, ref } = reached;
       const { body } = await storage.get(upload.file.key);
-      const result = await importRows(db, ref, body, mode);
+      const result = await importRows(db, ref, body, mode, (tx, table, done) =>
+        recordImport(
+          tx,
+          access.actor,
+          { ...table, organizationId: access.workspace.organization_id },
+          {
+            fileName: upload.file.name,
+            mode,
+            insertedCount: done.insertedCount,
+            skippedCount: done.skippedCount,
+          },
+        ),
+      );
       const skipped = result.skippedCount ? `, ${result.skippedCount} skipped` : '';
       return c.json({
         success: true as const,
@@ -177,10 +202,13 @@ export function tableTransferRoutes(deps: TransferDeps, guards: Guards) {
     .openapi(exportRowsRoute, async (c) => {
       const { tableId } = c.req.valid('param');
       const q = c.req.valid('query');
-      const { ref } = await reachTable(db, c.get('principal'), tableId, q.workspaceId, 'read');
+      const { access, ref } = await reachTable(db, c.get('principal'), tableId, q.workspaceId, 'read');
       // The table is found and the filter checked before the answer starts: their errors are 4xx.
       const scan = await scanRows(db, ref, q.filter);
-      return c.body(exportBody(scan, q.format, log), 200, {
+      const audited = { ...scan.table, organizationId: access.workspace.organization_id };
+      const recorded = (end: ExportEnd) =>
+        recordExport(db, access.actor, audited, { format: q.format, filter: q.filter, ...end });
+      return c.body(exportBody(scan, q.format, log, recorded), 200, {
         'Content-Type': EXPORT_MEDIA_TYPES[q.format],
         'Content-Disposition': contentDisposition(`${scan.table.name}.${q.format}`),
         'Cache-Control': 'no-store',
