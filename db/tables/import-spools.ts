@@ -1,4 +1,4 @@
-// The record of each CSV file an import keeps in storage while it runs (migration 0013): a lease its
+// The record of each CSV file an import keeps in storage while it runs (migration 0014): a lease its
 // process renews, so that a file left behind by a process that died is found and removed, and a file
 // a live process is still reading, in this process or another, is not.
 import type { Queryable } from '../client.ts';
