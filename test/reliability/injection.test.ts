@@ -529,3 +529,60 @@ describe('executions', () => {
     });
   });
 });
+
+describe('workflows (v1)', () => {
+  const definition = { inputs: {}, blocks: [{ id: 'r', type: 'response', data: { ok: true } }], edges: [] };
+
+  it('stores names and descriptions verbatim (create, update, import)', async () => {
+    for (const evil of EVIL) {
+      const made = await call('POST', '/api/v1/workflows', {
+        workspaceId,
+        name: evil,
+        description: evil,
+        definition,
+      });
+      expect(made.status, `${evil}: ${JSON.stringify(made.body)}`).toBe(201);
+      expect(made.body.data).toMatchObject({ name: evil, description: evil });
+      const changed = await call('PUT', `/api/v1/workflows/${made.body.data.id}`, { name: `${evil}2` });
+      expect200(changed, `update ${evil}`);
+      expect(changed.body.data.name).toBe(`${evil}2`);
+      const imported = await call('POST', '/api/v1/workflows/import', {
+        workspaceId,
+        workflow: { version: '1.0', workflow: { name: evil }, definition },
+      });
+      expect(imported.body.data.name).toBe(evil);
+    }
+  });
+
+  it('refuses metacharacters as ids and cursors, and NUL in names and definitions, changing nothing', async () => {
+    await unchanged(async () => {
+      for (const evil of [...EVIL, ...NUL].filter((s) => s.isWellFormed())) {
+        const id = encodeURIComponent(evil);
+        expect400(await call('GET', `/api/v1/workflows/${id}`), `id ${evil}`);
+        expect400(await call('POST', `/api/v1/workflows/${id}/deploy`), `deploy ${evil}`);
+        expect400(
+          await call('GET', '/api/v1/workflows', undefined, { workspaceId, cursor: evil }),
+          `cursor ${evil}`,
+        );
+      }
+      for (const nul of NUL) {
+        expect400(
+          await call('POST', '/api/v1/workflows', { workspaceId, name: nul, definition }),
+          'NUL name',
+        );
+        const inDefinition = await call('POST', '/api/v1/workflows', {
+          workspaceId,
+          name: 'n',
+          definition: { ...definition, blocks: [{ id: 'r', type: 'response', data: { [nul]: 1 } }] },
+        });
+        expect400(inDefinition, 'NUL in a definition');
+      }
+      const yaml = await svc.app.request('http://api.test/api/v1/workflows', {
+        method: 'POST',
+        headers: { 'X-API-Key': key, 'Content-Type': 'application/yaml' },
+        body: `workspaceId: ${workspaceId}\nname: "a\\0b"\ndefinition: {blocks: []}\n`,
+      });
+      expect(yaml.status).toBe(400);
+    });
+  });
+});

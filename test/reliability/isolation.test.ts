@@ -50,7 +50,7 @@ function pathId(path: string, name: string, p: Place): string {
   if (name === 'jobId') return p.executionId;
   if (name === 'executionId') return p.executionId;
   if (name === 'id') {
-    if (path.startsWith('/api/workflows/')) return p.workflowId;
+    if (path.startsWith('/api/workflows/') || path.startsWith('/api/v1/workflows/')) return p.workflowId;
     if (path.startsWith('/api/v1/knowledge/')) return p.knowledgeBaseId;
     if (path.startsWith('/api/v1/logs/')) return p.logId;
   }
