@@ -779,6 +779,49 @@ describe('real answers fit the documented ones', () => {
     expectDocumented('POST', '/api/workflows/{id}/execute', broke);
   });
 
+  it('v1 workflows: each operation and its errors', async () => {
+    const key = tenant.key;
+    const ws = tenant.workspace.id;
+    const W = '/api/v1/workflows';
+    const call = (method: string, path: string, body?: unknown, query?: Record<string, string>) =>
+      svc.call(method, path, { key, ...(body !== undefined ? { body } : {}), ...(query ? { query } : {}) });
+    const created = await call('POST', W, { workspaceId: ws, name: 'Documented', definition: GREET });
+    expectDocumented('POST', W, created);
+    const id = created.body.data.id;
+    const one = `${W}/${id}`;
+    expectDocumented(
+      'POST',
+      W,
+      await call('POST', W, { workspaceId: ws, name: 'x', definition: { blocks: 1 } }),
+    );
+    expectDocumented('GET', W, await call('GET', W, undefined, { workspaceId: ws, limit: '1' }));
+    expectDocumented('GET', W, await call('GET', W, undefined, { workspaceId: ws, cursor: 'bad' }));
+    expectDocumented('GET', `${W}/{id}`, await call('GET', one));
+    expectDocumented('GET', `${W}/{id}`, await call('GET', `${W}/${ws}`));
+    expectDocumented('PUT', `${W}/{id}`, await call('PUT', one, { description: 'd' }));
+    expectDocumented('DELETE', `${W}/{id}/deploy`, await call('DELETE', `${one}/deploy`));
+    expectDocumented('POST', `${W}/{id}/deploy`, await call('POST', `${one}/deploy`));
+    expectDocumented('GET', `${W}/{id}/versions`, await call('GET', `${one}/versions`));
+    expectDocumented('POST', `${W}/{id}/rollback`, await call('POST', `${one}/rollback`, { version: 1 }));
+    expectDocumented('POST', `${W}/{id}/rollback`, await call('POST', `${one}/rollback`, { version: 9 }));
+    const exported = await call('GET', `${one}/export`, undefined, { version: '1' });
+    expectDocumented('GET', `${W}/{id}/export`, exported);
+    expectDocumented(
+      'GET',
+      `${W}/{id}/export`,
+      await call('GET', `${one}/export`, undefined, { version: '9' }),
+    );
+    expectDocumented('DELETE', `${W}/{id}/deploy`, await call('DELETE', `${one}/deploy`));
+    const imported = await call('POST', `${W}/import`, { workspaceId: ws, workflow: exported.body.data });
+    expect(imported.status).toBe(201);
+    expectDocumented('POST', `${W}/import`, imported);
+    expectDocumented(
+      'POST',
+      `${W}/import`,
+      await call('POST', `${W}/import`, { workspaceId: ws, workflow: 1 }),
+    );
+  });
+
   it('the root, the probes, the document itself, and MCP', async () => {
     expectDocumented('GET', '/', await svc.call('GET', '/'));
     expectDocumented('GET', '/health', await svc.call('GET', '/health'));
