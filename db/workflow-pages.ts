@@ -69,7 +69,7 @@ export async function listWorkflowPage(
   db: Queryable,
   q: WorkflowPageQuery,
 ): Promise<{ data: WorkflowSummary[]; nextCursor?: string }> {
-  const where = ['workspace_id = $1'];
+  const where = ['workspace_id = $1', 'archived_at is null'];
   const params: unknown[] = [q.workspaceId];
   if (q.deployedOnly) where.push('deployed_version is not null');
   if (q.cursor) {

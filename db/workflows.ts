@@ -177,7 +177,8 @@ async function lockWorkflow(tx: Queryable, id: string): Promise<WorkflowRow & { 
       where w.id = $1 for update of w`,
     [id],
   );
-  if (!row) throw notFound('Workflow');
+  // An archived workflow (db/workflow-archive.ts) is never deployed again.
+  if (!row || (row as { archived_at?: Date | null }).archived_at) throw notFound('Workflow');
   return row;
 }
 

@@ -820,6 +820,8 @@ describe('real answers fit the documented ones', () => {
       `${W}/import`,
       await call('POST', `${W}/import`, { workspaceId: ws, workflow: 1 }),
     );
+    expectDocumented('DELETE', `${W}/{id}`, await call('DELETE', `${W}/${imported.body.data.id}`));
+    expectDocumented('DELETE', `${W}/{id}`, await call('DELETE', `${W}/${imported.body.data.id}`));
   });
 
   it('the root, the probes, the document itself, and MCP', async () => {

@@ -254,6 +254,38 @@ describe('deployments', () => {
     expect(await auditActions(id)).toEqual(['workflow.created', 'workflow.deployed', 'workflow.undeployed']);
   });
 
+  it('delete archives: admin only, undeployed at once, gone from the routes, executions refused', async () => {
+    const ws = tenant.workspace.id;
+    const id = (await create(tenant.key, { workspaceId: ws, name: 'Doomed', definition: says('x') })).body
+      .data.id;
+    expect((await svc.call('POST', `/api/v1/workflows/${id}/deploy`, { key: tenant.key })).status).toBe(200);
+    const writer = await addPerson(svc.admin, tenant, { permission: 'write' });
+    const wsKey = await svc.admin.keys.create.mutate({ type: 'workspace', workspaceId: ws, name: 'ci' });
+    for (const key of [writer.key, wsKey.key]) {
+      const refused = await svc.call('DELETE', `/api/v1/workflows/${id}`, { key });
+      expect(refused.status).toBe(403);
+      expect(refused.body.error).toBe('This action needs admin permission on the workspace');
+    }
+    const done = await svc.call('DELETE', `/api/v1/workflows/${id}`, { key: tenant.key });
+    expect(done.status).toBe(200);
+    expect(done.body.data).toMatchObject({ id, archived: true });
+    expect((await svc.call('GET', `/api/v1/workflows/${id}`, { key: tenant.key })).status).toBe(404);
+    expect((await svc.call('DELETE', `/api/v1/workflows/${id}`, { key: tenant.key })).status).toBe(404);
+    expect((await svc.call('POST', `/api/v1/workflows/${id}/deploy`, { key: tenant.key })).status).toBe(404);
+    await expect(svc.admin.workflows.deploy.mutate({ id })).rejects.toThrow(/not found/);
+    const list = await svc.call('GET', '/api/v1/workflows', {
+      key: tenant.key,
+      query: { workspaceId: ws, limit: 100 },
+    });
+    expect(list.body.data.map((w: { id: string }) => w.id)).not.toContain(id);
+    const run = await svc.call('POST', `/api/workflows/${id}/execute`, {
+      key: tenant.key,
+      body: { inputs: { name: 'A' } },
+    });
+    expect(run.status).toBe(400);
+    expect(await auditActions(id)).toContain('workflow.deleted');
+  });
+
   it('round trip: create, deploy, execute, update, deploy, rollback, execute v1, export, import, execute there', async () => {
     const ws = await createWorkspace(svc.admin, tenant);
     const k = { key: tenant.key };

@@ -475,7 +475,7 @@ describe('the probes themselves', () => {
     const rank = (o: Operation) =>
       o.method !== 'DELETE'
         ? 0
-        : o.path === '/api/v1/tables/{tableId}'
+        : o.path === '/api/v1/tables/{tableId}' || o.path === '/api/v1/workflows/{id}'
           ? 3
           : o.path.endsWith('{rowId}')
             ? 1

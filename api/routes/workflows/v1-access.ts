@@ -6,6 +6,7 @@ import type { z } from 'zod';
 import { authorizeResource, type WorkspaceAccess } from '../../../db/access.ts';
 import type { Principal } from '../../../db/api-keys.ts';
 import type { Queryable } from '../../../db/client.ts';
+import { isArchived } from '../../../db/workflow-archive.ts';
 import { getWorkflow, type Workflow } from '../../../db/workflows.ts';
 import type { WorkspacePermission } from '../../../db/workspaces.ts';
 import { notFound, ServiceError } from '../../../errors.ts';
@@ -21,8 +22,9 @@ export async function reachWorkflow(
   id: string,
   need: WorkspacePermission,
 ): Promise<{ workflow: Workflow; access: WorkspaceAccess }> {
-  const workflow = await getWorkflow(db, id);
-  if (!workflow) throw notFound('Workflow');
+  const [workflow, archived] = await Promise.all([getWorkflow(db, id), isArchived(db, id)]);
+  // An archived (deleted) workflow is gone for these routes.
+  if (!workflow || archived) throw notFound('Workflow');
   const access = await authorizeResource(db, principal, workflow.workspaceId, need, 'Workflow');
   return { workflow, access };
 }

@@ -163,3 +163,17 @@ export const importErrors: ErrorCases = {
   403: WRITE_DENIED,
   404: 'Workspace not found',
 };
+
+export const archivedExample = {
+  success: true,
+  data: { id: EX.workflowId, archived: true, archivedAt: EX.later },
+};
+export const deleteErrors: ErrorCases = {
+  400: WORKFLOW_ID_400,
+  403: [
+    'This action needs admin permission on the workspace',
+    'The workspace is archived',
+    'Personal API keys are disabled in this workspace; use a workspace key',
+  ],
+  404: NOT_FOUND,
+};

@@ -4,6 +4,7 @@
 // key rules (workspace vs personal keys, allowPersonalApiKeys) are those of db/access.ts.
 import { createRoute } from '@hono/zod-openapi';
 import { authorizeWorkspace } from '../../../db/access.ts';
+import { archiveWorkflow } from '../../../db/workflow-archive.ts';
 import { listWorkflowPage } from '../../../db/workflow-pages.ts';
 import { createWorkflow, updateWorkflow, type Workflow } from '../../../db/workflows.ts';
 import { parseDefinition } from '../../../runner/executor/definition.ts';
@@ -13,9 +14,11 @@ import { errors } from '../../openapi/error-answers.ts';
 import { type Guards, Router } from '../router.ts';
 import { jsonOrYamlBody, reachWorkflow } from './v1-access.ts';
 import {
+  archivedExample,
   createErrors,
   createRequestExample,
   createYamlExample,
+  deleteErrors,
   draftExample,
   getErrors,
   listErrors,
@@ -24,6 +27,7 @@ import {
   writeErrors,
 } from './v1-examples.ts';
 import {
+  archived,
   createWorkflowBody,
   listWorkflowsQuery,
   updateWorkflowBody,
@@ -34,7 +38,7 @@ import {
 } from './v1-schemas.ts';
 
 export const tags = ['Workflows'];
-const rated = <C extends object>(cases: C) =>
+export const rated = <C extends object>(cases: C) =>
   errors({ ...cases, 429: API_RATE_LIMITED }, { metering: 'api' });
 
 /** A workflow as the v1 answers show it. */
@@ -138,6 +142,23 @@ export const updateWorkflowRoute = createRoute({
   },
 });
 
+export const deleteWorkflowRoute = createRoute({
+  method: 'delete',
+  path: '/api/v1/workflows/{id}',
+  operationId: 'deleteWorkflow',
+  tags,
+  summary: 'Delete a workflow',
+  description:
+    'Archives the workflow: it is undeployed at once (executions, schedules, webhooks and MCP tools stop) ' +
+    'and is gone from these routes (404), while its executions, logs and audit trail stay. Needs admin ' +
+    'permission (a personal key of a workspace admin; workspace keys hold write, not admin).',
+  request: { params: workflowPath },
+  responses: {
+    200: ok({ description: 'Archived', schema: archived, example: archivedExample }, 'api'),
+    ...rated(deleteErrors),
+  },
+});
+
 export function v1WorkflowRoutes({ db }: ApiDeps, guards: Guards) {
   return new Router(guards, { rateLimited: true })
     .openapi(listWorkflowsRoute, async (c) => {
@@ -171,5 +192,11 @@ export function v1WorkflowRoutes({ db }: ApiDeps, guards: Guards) {
         ...(definition === undefined ? {} : { definition: parseDefinition(definition) }),
       });
       return c.json({ success: true as const, data: presentWorkflow(workflow) }, 200);
+    })
+    .openapi(deleteWorkflowRoute, async (c) => {
+      const { id } = c.req.valid('param');
+      const { access } = await reachWorkflow(db, c.get('principal'), id, 'admin');
+      const done = await archiveWorkflow(db, access.actor, id);
+      return c.json({ success: true as const, data: { ...done, archived: true as const } }, 200);
     }).app;
 }

@@ -153,3 +153,9 @@ export const exportAnswer = z.object({ success: z.literal(true), data: exportEnv
 
 /** A YAML document as text: the same fields as the JSON form (YAML is read into them). */
 export const yamlText = (what: string) => z.string().meta({ description: `${what}, as a YAML document` });
+
+export const archived = envelope({
+  id: z.uuid(),
+  archived: z.literal(true),
+  archivedAt: z.string().meta({ description: 'When it was deleted (archived)' }),
+});
