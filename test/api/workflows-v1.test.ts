@@ -286,6 +286,30 @@ describe('deployments', () => {
     expect(await auditActions(id)).toContain('workflow.deleted');
   });
 
+  it("the workspace's MCP tools follow deploys, undeploys and deletes at once", async () => {
+    const ws = await createWorkspace(svc.admin, tenant);
+    const tools = async () => {
+      const res = await svc.call('POST', `/api/mcp/${ws}`, {
+        key: tenant.key,
+        headers: { Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': '2025-06-18' },
+        body: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+      });
+      expect(res.status).toBe(200);
+      return res.body.result.tools.map((t: { name: string }) => t.name);
+    };
+    const id = (await create(tenant.key, { workspaceId: ws, name: 'Mcp follows', definition: says('x') }))
+      .body.data.id;
+    expect(await tools()).toEqual([]);
+    await svc.call('POST', `/api/v1/workflows/${id}/deploy`, { key: tenant.key });
+    expect(await tools()).toEqual(['mcp-follows']);
+    await svc.call('DELETE', `/api/v1/workflows/${id}/deploy`, { key: tenant.key });
+    expect(await tools()).toEqual([]);
+    await svc.call('POST', `/api/v1/workflows/${id}/rollback`, { key: tenant.key, body: { version: 1 } });
+    expect(await tools()).toEqual(['mcp-follows']);
+    await svc.call('DELETE', `/api/v1/workflows/${id}`, { key: tenant.key });
+    expect(await tools()).toEqual([]);
+  });
+
   it('round trip: create, deploy, execute, update, deploy, rollback, execute v1, export, import, execute there', async () => {
     const ws = await createWorkspace(svc.admin, tenant);
     const k = { key: tenant.key };
