@@ -30,6 +30,7 @@ import { usageLimitRoutes } from './routes/usage-limits/routes.ts';
 import { webhookRoutes } from './routes/webhooks/routes.ts';
 import { cancelRoutes } from './routes/workflows/cancel-routes.ts';
 import { workflowRoutes } from './routes/workflows/routes.ts';
+import { runRoutes } from './routes/workflows/runs-routes.ts';
 import { workspaceRoutes } from './routes/workspaces/routes.ts';
 import '../zod-messages.ts';
 
@@ -59,6 +60,7 @@ export function createApp(deps: ApiDeps) {
   // In the order the document lists them (the reference page groups them by tag).
   app.route('/', workflowRoutes(deps, guards));
   app.route('/', cancelRoutes(deps, guards));
+  app.route('/', runRoutes(deps, guards));
   app.route('/', jobRoutes(deps, guards));
   app.route('/', usageLimitRoutes(deps, guards));
   const storage = createStorage(deps.config);

@@ -356,10 +356,11 @@ export async function listExecutions(
   if (q.since) add((n) => `e.created_at >= ${n}::timestamptz`, q.since.toISOString());
   if (q.until) add((n) => `e.created_at < ${n}::timestamptz`, q.until.toISOString());
   if (q.cursor) {
-    const [at] = await db.query('select 1 from executions where id = $1 and workspace_id = $2', [
-      q.cursor,
-      q.workspaceId,
-    ]);
+    // A cursor of another listing (another workflow's) would page from a foreign position: refused.
+    const [at] = await db.query(
+      'select 1 from executions where id = $1 and workspace_id = $2 and ($3::uuid is null or workflow_id = $3)',
+      [q.cursor, q.workspaceId, q.workflowId ?? null],
+    );
     if (!at) throw invalidField('cursor', 'Not a cursor returned by this listing');
     add(
       (n) => `(e.created_at, e.id) < (select created_at, id from executions where id = ${n}::uuid)`,

@@ -51,6 +51,8 @@ function pathId(path: string, name: string, p: Place): string {
   if (name === 'executionId') return p.executionId;
   if (name === 'id') {
     if (path.startsWith('/api/workflows/')) return p.workflowId;
+    if (path.startsWith('/api/v1/workflows/')) return p.workflowId;
+    if (path.startsWith('/api/v1/audit-logs/')) return p.auditLogId;
     if (path.startsWith('/api/v1/knowledge/')) return p.knowledgeBaseId;
     if (path.startsWith('/api/v1/logs/')) return p.logId;
   }
@@ -362,6 +364,11 @@ describe('resources by id', () => {
           [`/api/jobs/${p.executionId}`, [byId]],
           [`/api/v1/logs/${p.logId}`, [byId]],
           [`/api/v1/logs/${p.executionId}`, [404]],
+          [`/api/v1/logs/executions/${p.executionId}`, [byId]],
+          [`/api/v1/workflows/${p.workflowId}/runs`, [byId]],
+          // Audit entries: another organization's are not found; A2's are refused to the member
+          // (not an admin), the workspace key and, there, the owner's personal key.
+          [`/api/v1/audit-logs/${p.auditLogId}`, [403, 404]],
           [`/api/v1/files/${p.fileId}/content?workspaceId=${A1.workspaceId}`, [404]],
           // Naming the other workspace itself: refused there (403), or not found.
           [`/api/v1/files/${p.fileId}/content?workspaceId=${p.workspaceId}`, [403, 404]],
