@@ -102,6 +102,7 @@ export async function startRunner(deps: {
       ...(deps.retryDelay ? { retryDelay: deps.retryDelay } : {}),
       signal: shutdown.signal,
       sendCallbacks,
+      heartbeatSeconds: config.QUEUE_HEARTBEAT_SECONDS,
     }),
   });
   const dead = await startPump<WorkflowExecutePayload>({
@@ -109,7 +110,7 @@ export async function startRunner(deps: {
     queue: QUEUES.workflowExecuteDead,
     concurrency: 4,
     pollMs: 5000,
-    handle: deadExecutionHandler(db, sendCallbacks),
+    handle: deadExecutionHandler(db, sendCallbacks, boss, config.QUEUE_HEARTBEAT_SECONDS),
   });
   const documents = await startPump<KnowledgeIngestPayload>({
     ...common,
