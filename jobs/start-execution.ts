@@ -12,6 +12,7 @@ import type { Admission } from '../db/usage.ts';
 import { billingContext } from '../db/usage.ts';
 import { createVersionCache } from '../db/version-cache.ts';
 import { forbidden, notFound, ServiceError } from '../errors.ts';
+import { concurrencyGroup } from '../runner/executor/concurrency.ts';
 import { checkInputs } from '../runner/executor/inputs.ts';
 import { type EnqueuerDeps, executionEnqueuer } from './enqueue-executions.ts';
 
@@ -127,6 +128,7 @@ export function executionStarter(deps: EnqueuerDeps) {
         billingSubject: config.BILLING_ENABLED ? ctx.subject : null,
         inputs: checked.inputs,
         callbackUrl: request.callbackUrl ?? null,
+        concurrency: concurrencyGroup(deployed.definition.concurrency, checked.inputs),
       },
     });
     return { executionId, admission, createdAt };
