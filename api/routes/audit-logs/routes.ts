@@ -25,6 +25,7 @@ export const listAuditLogsRoute = createRoute({
   method: 'get',
   path: '/api/v1/audit-logs',
   operationId: 'listAuditLogs',
+  scope: 'audit:read' as const,
   tags: ['Logs'],
   summary: 'List audit logs',
   description:

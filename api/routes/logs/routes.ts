@@ -28,6 +28,7 @@ export const listLogsRoute = createRoute({
   method: 'get',
   path: '/api/v1/logs',
   operationId: 'listLogs',
+  scope: 'logs:read' as const,
   tags: ['Logs'],
   summary: 'List logs',
   description:
@@ -54,6 +55,7 @@ export const getLogRoute = createRoute({
   method: 'get',
   path: '/api/v1/logs/{id}',
   operationId: 'getLog',
+  scope: 'logs:read' as const,
   tags: ['Logs'],
   summary: 'Get log details',
   description: 'One entry with its workflow, execution data (trace spans, output or error, inputs) and cost.',
