@@ -45,6 +45,7 @@ export const getAuditLogRoute = createRoute({
   method: 'get',
   path: '/api/v1/audit-logs/{id}',
   operationId: 'getAuditLog',
+  scope: 'audit:read' as const,
   tags: ['Logs'],
   summary: 'Get an audit log entry',
   description:

@@ -78,6 +78,7 @@ export const getExecutionLogRoute = createRoute({
   method: 'get',
   path: '/api/v1/logs/executions/{executionId}',
   operationId: 'getExecutionLog',
+  scope: 'logs:read' as const,
   tags: ['Logs'],
   summary: 'Get the log of an execution',
   description:

@@ -30,6 +30,7 @@ export const listRunsRoute = createRoute({
   method: 'get',
   path: '/api/v1/workflows/{id}/runs',
   operationId: 'listWorkflowRuns',
+  scope: 'workflows:read' as const,
   tags: ['Workflows'],
   summary: 'List runs',
   description:
@@ -56,6 +57,7 @@ export const rerunRoute = createRoute({
   method: 'post',
   path: '/api/v1/workflows/{id}/executions/{executionId}/rerun',
   operationId: 'rerunExecution',
+  scope: 'workflows:execute' as const,
   tags: ['Workflows'],
   summary: 'Rerun an execution',
   description:
