@@ -29,6 +29,7 @@ export function procedures(): Map<string, ProcedureInfo> {
 
 export const USAGE = `usage: npm run admin -- <router.procedure> ['<json input>']   call the admin plane, print the answer as JSON
        npm run admin -- deploy <workflow.json|yaml> <workspaceId> [name]   create or update, then deploy
+       npm run admin -- keys.create '<json input>' --scopes a,b   a key limited to scopes (docs/api.md lists them)
        npm run admin -- help [<router.procedure>]   this list, or the input one procedure takes
        npm run admin                                 serve the admin plane
 environment: ADMIN_TOKEN (required), ADMIN_PORT (default 3001) or ADMIN_URL (default http://127.0.0.1:$ADMIN_PORT/trpc)`;

@@ -36,8 +36,39 @@ function networkReason(e: unknown): string {
   return (e as Error).message;
 }
 
-export async function runCli(args: string[], out = console.log, err = console.error): Promise<number> {
+/**
+ * `--scopes a,b` (or `--scopes=a,b`), taken out of the arguments: the scopes of `keys.create`, so a
+ * limited key needs no JSON array typed by hand. The admin plane validates each name.
+ */
+function takeScopes(args: string[]): { rest: string[]; scopes?: string[] } | { error: string } {
+  const at = args.findIndex((a) => a === '--scopes' || a.startsWith('--scopes='));
+  if (at < 0) return { rest: args };
+  const arg = args[at] as string;
+  const value = arg === '--scopes' ? args[at + 1] : arg.slice('--scopes='.length);
+  if (!value || value.startsWith('--'))
+    return { error: '--scopes needs a list: --scopes workflows:execute,logs:read' };
+  const rest = args.filter((_, i) => i !== at && !(arg === '--scopes' && i === at + 1));
+  return {
+    rest,
+    scopes: value
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  };
+}
+
+export async function runCli(allArgs: string[], out = console.log, err = console.error): Promise<number> {
+  const taken = takeScopes(allArgs);
+  if ('error' in taken) {
+    err(taken.error);
+    return 2;
+  }
+  const args = taken.rest;
   const [path, json] = args;
+  if (taken.scopes && path !== 'keys.create') {
+    err('--scopes goes with keys.create only');
+    return 2;
+  }
   const all = procedures();
   if (!path || path === 'help' || path === '--help') {
     const topic = args[1];
@@ -74,6 +105,7 @@ export async function runCli(args: string[], out = console.log, err = console.er
       err(`The input ${json} is not valid JSON: ${(e as Error).message}`);
       return 2;
     }
+    if (taken.scopes) input = { ...(input as object), scopes: taken.scopes };
     call = (client) => {
       // The proxy client resolves `a.b` to the procedure; the router's own definition says which verb.
       const target = path

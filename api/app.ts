@@ -30,6 +30,7 @@ import { usageLimitRoutes } from './routes/usage-limits/routes.ts';
 import { webhookRoutes } from './routes/webhooks/routes.ts';
 import { cancelRoutes } from './routes/workflows/cancel-routes.ts';
 import { workflowRoutes } from './routes/workflows/routes.ts';
+import { runRoutes } from './routes/workflows/runs-routes.ts';
 import { v1DeployRoutes } from './routes/workflows/v1-deploy-routes.ts';
 import { v1WorkflowRoutes } from './routes/workflows/v1-routes.ts';
 import { workspaceRoutes } from './routes/workspaces/routes.ts';
@@ -64,6 +65,7 @@ export function createApp(deps: ApiDeps) {
   // Before v1WorkflowRoutes: POST …/import is no workflow id.
   app.route('/', v1DeployRoutes(deps, guards));
   app.route('/', v1WorkflowRoutes(deps, guards));
+  app.route('/', runRoutes(deps, guards));
   app.route('/', jobRoutes(deps, guards));
   app.route('/', usageLimitRoutes(deps, guards));
   const storage = createStorage(deps.config);

@@ -4,6 +4,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { conflict, isUniqueViolation, notFound } from '../errors.ts';
 import { type Actor, recordAudit } from './audit-logs.ts';
 import type { Queryable } from './client.ts';
+import type { Scope } from './key-scopes.ts';
 import type { PlanName, QuotaOverrides } from './plans.ts';
 import { seal } from './secret-box.ts';
 import { findWorkspace } from './workspaces.ts';
@@ -22,6 +23,8 @@ export interface ApiKeyInfo {
   workspaceId: string | null;
   /** The key with all but its last four characters hidden. */
   maskedKey: string;
+  /** The scopes the key is limited to (db/key-scopes.ts); empty: its full reach. */
+  scopes: string[];
   createdAt: string;
   lastUsedAt: string | null;
   revokedAt: string | null;
@@ -34,6 +37,7 @@ type KeyRow = {
   user_id: string | null;
   workspace_id: string | null;
   key_last4: string;
+  scopes: string[];
   created_at: Date;
   last_used_at: Date | null;
   revoked_at: Date | null;
@@ -46,14 +50,16 @@ const toInfo = (r: KeyRow): ApiKeyInfo => ({
   userId: r.user_id,
   workspaceId: r.workspace_id,
   maskedKey: `${KEY_PREFIX}••••${r.key_last4}`,
+  scopes: r.scopes,
   createdAt: r.created_at.toISOString(),
   lastUsedAt: r.last_used_at?.toISOString() ?? null,
   revokedAt: r.revoked_at?.toISOString() ?? null,
 });
 
-export type CreateKeyInput =
+export type CreateKeyInput = (
   | { type: 'personal'; userId: string; name: string }
-  | { type: 'workspace'; workspaceId: string; name: string };
+  | { type: 'workspace'; workspaceId: string; name: string }
+) & { scopes?: readonly Scope[] };
 
 /**
  * Creates a key (a given `key` is used as is: the bootstrap key known in advance). Personal keys
@@ -70,8 +76,8 @@ export async function createApiKey(
     return await db.transaction(async (tx) => {
       const scope = await keyScope(tx, input);
       const [row] = await tx.query<KeyRow>(
-        `insert into api_keys (type, user_id, workspace_id, name, key_hash, key_ciphertext, key_last4)
-         values ($1, $2, $3, $4, $5, $6, $7) returning *`,
+        `insert into api_keys (type, user_id, workspace_id, name, key_hash, key_ciphertext, key_last4, scopes)
+         values ($1, $2, $3, $4, $5, $6, $7, $8) returning *`,
         [
           input.type,
           input.type === 'personal' ? input.userId : null,
@@ -80,6 +86,7 @@ export async function createApiKey(
           hashApiKey(key),
           seal(encryptionKey, key),
           key.slice(-4),
+          [...new Set(input.scopes ?? [])],
         ],
       );
       const info = toInfo(row as KeyRow);
@@ -90,7 +97,13 @@ export async function createApiKey(
           action: 'api_key.created',
           resourceType: 'api_key',
           resourceId: info.id,
-          metadata: { type: info.type, name: info.name, userId: info.userId },
+          // Scopes only when limited: an unlimited key's entry reads as it always did.
+          metadata: {
+            type: info.type,
+            name: info.name,
+            userId: info.userId,
+            ...(info.scopes.length ? { scopes: info.scopes } : {}),
+          },
         });
       }
       return { ...info, key };
@@ -167,12 +180,17 @@ export interface KeyBilling {
 export type Principal = (
   | { keyId: string; type: 'personal'; userId: string; userName: string; userEmail: string }
   | { keyId: string; type: 'workspace'; workspaceId: string; organizationId: string; billedUserId: string }
-) & { billing: KeyBilling };
+) & {
+  billing: KeyBilling;
+  /** The scopes the key is limited to; empty: its full reach. */
+  scopes: string[];
+};
 
 type KeyLookupRow = {
   hash: string;
   id: string;
   type: KeyType;
+  scopes: string[];
   user_id: string | null;
   user_name: string | null;
   user_email: string | null;
@@ -196,7 +214,7 @@ export async function authenticateApiKeys(db: Queryable, presented: string[]): P
   const wanted = hashes.filter((h): h is string => h !== null);
   if (!wanted.length) return presented.map(() => null);
   const rows = await db.query<KeyLookupRow>(
-    `select encode(k.key_hash, 'hex') as hash, k.id, k.type, k.user_id, u.name as user_name, u.email as user_email,
+    `select encode(k.key_hash, 'hex') as hash, k.id, k.type, k.scopes, k.user_id, u.name as user_name, u.email as user_email,
             k.workspace_id, w.organization_id, w.billed_account_user_id as billed_user_id, k.last_used_at,
             b.id as billing_organization_id, b.plan as billing_plan, q.overrides as billing_overrides
        from api_keys k left join users u on u.id = k.user_id left join workspaces w on w.id = k.workspace_id
@@ -235,6 +253,7 @@ function principalOf(row: KeyLookupRow): Principal {
   if (row.type === 'personal') {
     return {
       billing,
+      scopes: row.scopes,
       keyId: row.id,
       type: 'personal',
       userId: row.user_id as string,
@@ -244,6 +263,7 @@ function principalOf(row: KeyLookupRow): Principal {
   }
   return {
     billing,
+    scopes: row.scopes,
     keyId: row.id,
     type: 'workspace',
     workspaceId: row.workspace_id as string,

@@ -142,18 +142,7 @@ export async function listAuditLogs(
     where.push(`(a.created_at, a.id) < ($${params.length - 1}::timestamptz, $${params.length}::uuid)`);
   }
   params.push(q.limit + 1);
-  const rows = await db.query<{
-    id: string;
-    action: string;
-    actor_id: string | null;
-    actor_name: string | null;
-    actor_email: string | null;
-    resource_type: string;
-    resource_id: string | null;
-    workspace_id: string | null;
-    metadata: Record<string, unknown>;
-    created_at: Date;
-  }>(
+  const rows = await db.query<AuditRow>(
     `select a.* from audit_logs a where ${where.join(' and ')}
       order by a.created_at desc, a.id desc limit $${params.length}`,
     params,
@@ -161,19 +150,48 @@ export async function listAuditLogs(
   const page = rows.slice(0, q.limit);
   const last = page.at(-1);
   return {
-    data: page.map((r) => ({
-      id: r.id,
-      action: r.action,
-      actorId: r.actor_id,
-      actorName: r.actor_name,
-      actorEmail: r.actor_email,
-      resourceType: r.resource_type,
-      resourceId: r.resource_id,
-      workspaceId: r.workspace_id,
-      metadata: r.metadata,
-      createdAt: r.created_at.toISOString(),
-    })),
+    data: page.map(toEntry),
     nextCursor:
       rows.length > q.limit && last ? encodeCursor({ t: last.created_at.toISOString(), id: last.id }) : null,
   };
+}
+
+type AuditRow = {
+  id: string;
+  action: string;
+  actor_id: string | null;
+  actor_name: string | null;
+  actor_email: string | null;
+  resource_type: string;
+  resource_id: string | null;
+  workspace_id: string | null;
+  metadata: Record<string, unknown>;
+  created_at: Date;
+};
+
+function toEntry(r: AuditRow): AuditLogEntry {
+  return {
+    id: r.id,
+    action: r.action,
+    actorId: r.actor_id,
+    actorName: r.actor_name,
+    actorEmail: r.actor_email,
+    resourceType: r.resource_type,
+    resourceId: r.resource_id,
+    workspaceId: r.workspace_id,
+    metadata: r.metadata,
+    createdAt: r.created_at.toISOString(),
+  };
+}
+
+/** One entry by its id, with its organization (whose admins may read it); null when there is none. */
+export async function getAuditLog(
+  db: Queryable,
+  id: string,
+): Promise<{ entry: AuditLogEntry; organizationId: string } | null> {
+  const [row] = await db.query<AuditRow & { organization_id: string }>(
+    'select * from audit_logs where id = $1::uuid',
+    [id],
+  );
+  return row ? { entry: toEntry(row), organizationId: row.organization_id } : null;
 }

@@ -261,14 +261,32 @@ export async function getExecutionLog(
   logId: string,
   userId: string | null,
 ): Promise<LoadedLogEntry | null> {
+  return loadLog(db, 'log_id', logId, userId);
+}
+
+/** getExecutionLog by the execution's own id (GET /api/v1/logs/executions/{executionId}). */
+export async function getExecutionLogByExecution(
+  db: Queryable,
+  executionId: string,
+  userId: string | null,
+): Promise<LoadedLogEntry | null> {
+  return loadLog(db, 'id', executionId, userId);
+}
+
+async function loadLog(
+  db: Queryable,
+  column: 'log_id' | 'id',
+  value: string,
+  userId: string | null,
+): Promise<LoadedLogEntry | null> {
   const [row] = await db.query<WorkspaceRow & DetailRow & { permission: WorkspacePermission | null }>(
     `select s.*, p.permission, ${ENTRY_COLUMNS}, ${DETAIL_COLUMNS}
        from executions e
        join workflows w on w.id = e.workflow_id
        join workspaces s on s.id = e.workspace_id
        left join workspace_permissions p on p.workspace_id = s.id and p.user_id = $2::uuid
-      where e.log_id = $1::uuid and e.ended_at is not null`,
-    [logId, userId],
+      where e.${column} = $1::uuid and e.ended_at is not null`,
+    [value, userId],
   );
   if (!row) return null;
   // The row is the workspace's, with the entry's columns beside it: each half reads what it needs.

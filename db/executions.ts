@@ -54,6 +54,8 @@ export interface NewExecution {
   inputs: Record<string, unknown>;
   /** The completion callback's URL (async executions only), checked by the caller. */
   callbackUrl?: string | null;
+  /** Its workflow's concurrency limit and the group it counts in (db/execution-concurrency.ts). */
+  concurrency?: { limit: number; group: string } | null;
 }
 
 /** Inserts queued executions, all in one statement; returns each one's creation time by id. */
@@ -61,13 +63,14 @@ export async function insertExecutions(tx: Queryable, rows: NewExecution[]): Pro
   const col = <K extends keyof NewExecution>(k: K) => rows.map((r) => r[k]);
   const created = await tx.query<{ id: string; created_at: Date }>(
     `insert into executions (id, organization_id, workspace_id, workflow_id, version, mode, trigger, api_key_id,
-       billed_user_id, billing_subject, inputs, callback_url, callback_status)
+       billed_user_id, billing_subject, inputs, callback_url, callback_status, concurrency_group, concurrency_limit)
      select id, organization_id, workspace_id, workflow_id, version, mode, trigger, api_key_id, billed_user_id,
-            billing_subject, inputs::jsonb, callback_url, case when callback_url is null then null else 'pending' end
+            billing_subject, inputs::jsonb, callback_url, case when callback_url is null then null else 'pending' end,
+            concurrency_group, concurrency_limit
        from unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::int[], $6::text[], $7::text[], $8::uuid[],
-         $9::uuid[], $10::text[], $11::text[], $12::text[])
+         $9::uuid[], $10::text[], $11::text[], $12::text[], $13::text[], $14::int[])
          as t(id, organization_id, workspace_id, workflow_id, version, mode, trigger, api_key_id, billed_user_id,
-           billing_subject, inputs, callback_url)
+           billing_subject, inputs, callback_url, concurrency_group, concurrency_limit)
      returning id, created_at`,
     [
       col('id'),
@@ -82,6 +85,8 @@ export async function insertExecutions(tx: Queryable, rows: NewExecution[]): Pro
       col('billingSubject'),
       rows.map((r) => JSON.stringify(r.inputs)),
       rows.map((r) => r.callbackUrl ?? null),
+      rows.map((r) => r.concurrency?.group ?? null),
+      rows.map((r) => r.concurrency?.limit ?? null),
     ],
   );
   return new Map(created.map((r) => [r.id, r.created_at]));
@@ -356,10 +361,11 @@ export async function listExecutions(
   if (q.since) add((n) => `e.created_at >= ${n}::timestamptz`, q.since.toISOString());
   if (q.until) add((n) => `e.created_at < ${n}::timestamptz`, q.until.toISOString());
   if (q.cursor) {
-    const [at] = await db.query('select 1 from executions where id = $1 and workspace_id = $2', [
-      q.cursor,
-      q.workspaceId,
-    ]);
+    // A cursor of another listing (another workflow's) would page from a foreign position: refused.
+    const [at] = await db.query(
+      'select 1 from executions where id = $1 and workspace_id = $2 and ($3::uuid is null or workflow_id = $3)',
+      [q.cursor, q.workspaceId, q.workflowId ?? null],
+    );
     if (!at) throw invalidField('cursor', 'Not a cursor returned by this listing');
     add(
       (n) => `(e.created_at, e.id) < (select created_at, id from executions where id = ${n}::uuid)`,

@@ -19,6 +19,8 @@ export interface StoredDefinition {
   inputs: Record<string, StoredInputSpec>;
   blocks: { id: string; type: string; [field: string]: unknown }[];
   edges: unknown[];
+  /** The concurrency limit (runner/executor/concurrency.ts), checked when the definition was parsed. */
+  concurrency?: { limit: number; key?: string | undefined } | undefined;
 }
 
 /** Checks a stored definition again (block types and rules may have changed since it was stored). */

@@ -2,15 +2,19 @@
 // turns `cancelled` (which tells the waiting sync caller and the runners, db/execution-cancels.ts),
 // the audit log records who did it, and the completion callback, if any, is enqueued. Callers
 // authorise first; this answers what the original service answers: cancelled now, or cancelled
-// before (not an error), and 409 for a run that already finished, 404 for none.
+// before (not an error), and 409 for a run that already finished, 404 for none. A cancelled execution
+// of a workflow with a concurrency limit hands its slot (or its place in the queue) on in the same
+// transaction, as any end does (jobs/concurrency-slots.ts): its runner stops within a second.
 import type { PgBoss } from 'pg-boss';
 import type { Config } from '../config.ts';
 import type { Actor } from '../db/audit-logs.ts';
 import { recordAudit } from '../db/audit-logs.ts';
 import type { Db } from '../db/client.ts';
 import { type CancelledExecution, cancelExecution } from '../db/execution-cancels.ts';
+import { lockGroups } from '../db/execution-concurrency.ts';
 import { getExecution } from '../db/executions.ts';
 import { conflict, notFound } from '../errors.ts';
+import { releaseSlots } from './concurrency-slots.ts';
 import { callbackSender } from './send-callbacks.ts';
 
 export type CancelOutcome =
@@ -31,6 +35,8 @@ export function executionCanceller(deps: { db: Db; config: Config; queue: PgBoss
   return (request: CancelRequest): Promise<CancelOutcome> =>
     deps.db.transaction(async (tx) => {
       const { executionId: id } = request;
+      // The group's lock before the row's, the order every claim and end of a limited group takes.
+      await lockGroups(tx, [id]);
       const done = await cancelExecution(tx, id, request.by);
       if (!done) {
         const row = await getExecution(tx, id);
@@ -50,6 +56,7 @@ export function executionCanceller(deps: { db: Db; config: Config; queue: PgBoss
         }),
         done.hasCallback ? sendCallbacks(tx, [id]) : undefined,
       ]);
+      await releaseSlots(deps.queue, tx, [id], deps.config.QUEUE_HEARTBEAT_SECONDS);
       return { kind: 'cancelled', execution: done };
     });
 }

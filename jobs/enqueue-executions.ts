@@ -89,7 +89,7 @@ export function executionEnqueuer({
           QUEUES.workflowExecute,
           executions.map((e) => ({
             id: e.id,
-            data: { executionId: e.id },
+            data: e.concurrency ? { executionId: e.id, limited: true } : { executionId: e.id },
             heartbeatSeconds: config.QUEUE_HEARTBEAT_SECONDS,
           })),
         ),

@@ -20,6 +20,8 @@ export const WAKE_CHANNEL = 'runner_wake';
 
 export interface WorkflowExecutePayload {
   executionId: string;
+  /** Its workflow has a concurrency limit: claimed under its group's lock (db/execution-concurrency.ts). */
+  limited?: true;
 }
 
 /** A schedule's firing: the job's id becomes the execution's, so a redelivery starts nothing twice. */

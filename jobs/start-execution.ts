@@ -12,6 +12,7 @@ import type { Admission } from '../db/usage.ts';
 import { billingContext } from '../db/usage.ts';
 import { createVersionCache } from '../db/version-cache.ts';
 import { forbidden, notFound, ServiceError } from '../errors.ts';
+import { concurrencyGroup } from '../runner/executor/concurrency.ts';
 import { checkInputs } from '../runner/executor/inputs.ts';
 import { type EnqueuerDeps, executionEnqueuer } from './enqueue-executions.ts';
 
@@ -42,6 +43,11 @@ export interface StartRequest {
   executionId?: string;
   /** Where to POST the Job record when it ends (async API executions; checked by the caller). */
   callbackUrl?: string;
+  /**
+   * The version to run instead of the deployed one (a rerun of an earlier execution). The workflow
+   * must still be deployed: undeploying stops every execution through the API, reruns included.
+   */
+  version?: number;
 }
 
 export interface Started {
@@ -84,10 +90,15 @@ export function executionStarter(deps: EnqueuerDeps) {
       // What a key's write permission checks above, a trigger's owner cannot bypass.
       throw forbidden('The workspace is archived');
     }
-    const version = target.deployedVersion;
-    const deployed = version === null ? null : await versions.get(workflowId, version);
-    if (version === null || !deployed)
+    if (target.deployedVersion === null)
       throw new ServiceError(400, 'Workflow is not deployed: deploy it before executing it');
+    const version = request.version ?? target.deployedVersion;
+    const deployed = await versions.get(workflowId, version);
+    if (!deployed) {
+      throw request.version === undefined
+        ? new ServiceError(400, 'Workflow is not deployed: deploy it before executing it')
+        : new ServiceError(409, `Version ${version} of the workflow no longer exists`);
+    }
     const checked = checkInputs(deployed.definition.inputs, request.inputs());
     if (checked.issues.length)
       throw new ServiceError(400, 'Invalid workflow inputs', { details: checked.issues });
@@ -117,6 +128,7 @@ export function executionStarter(deps: EnqueuerDeps) {
         billingSubject: config.BILLING_ENABLED ? ctx.subject : null,
         inputs: checked.inputs,
         callbackUrl: request.callbackUrl ?? null,
+        concurrency: concurrencyGroup(deployed.definition.concurrency, checked.inputs),
       },
     });
     return { executionId, admission, createdAt };

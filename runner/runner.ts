@@ -106,6 +106,7 @@ export async function startRunner(deps: {
       signal: shutdown.signal,
       sendCallbacks,
       cancels,
+      heartbeatSeconds: config.QUEUE_HEARTBEAT_SECONDS,
     }),
   });
   const dead = await startPump<WorkflowExecutePayload>({
@@ -113,7 +114,7 @@ export async function startRunner(deps: {
     queue: QUEUES.workflowExecuteDead,
     concurrency: 4,
     pollMs: 5000,
-    handle: deadExecutionHandler(db, sendCallbacks),
+    handle: deadExecutionHandler(db, sendCallbacks, boss, config.QUEUE_HEARTBEAT_SECONDS),
   });
   const documents = await startPump<KnowledgeIngestPayload>({
     ...common,

@@ -6,6 +6,7 @@ import type { Job, PgBoss } from 'pg-boss';
 import { createBatcher } from '../db/batcher.ts';
 import { type Db, GENERIC_PLANS } from '../db/client.ts';
 import { type CancelledRun, settleCancelledStatement } from '../db/execution-cancels.ts';
+import { claimLimitedExecution, lockGroups } from '../db/execution-concurrency.ts';
 import {
   abandonExecution,
   type Claim,
@@ -20,6 +21,7 @@ import { loadSecrets } from '../db/secrets.ts';
 import { createVersionCache } from '../db/version-cache.ts';
 import { deployedVersion } from '../db/workflows.ts';
 import { completeJobsStatement, type JobAttempt } from '../jobs/boss.ts';
+import { releaseSlots } from '../jobs/concurrency-slots.ts';
 import { QUEUES, type WorkflowExecutePayload } from '../jobs/queues.ts';
 import type { SendCallbacks } from '../jobs/send-callbacks.ts';
 import type { Logger } from '../logger.ts';
@@ -53,6 +55,8 @@ export interface WorkflowJobDeps {
   sendCallbacks: SendCallbacks;
   /** Tells of executions cancelled while they run; none: they run to the end. */
   cancels?: CancelWatch;
+  /** The heartbeat of the jobs sent to executions let in by a concurrency slot that freed. */
+  heartbeatSeconds?: number;
 }
 
 export function workflowJobHandler(deps: WorkflowJobDeps) {
@@ -111,8 +115,48 @@ export function workflowJobHandler(deps: WorkflowJobDeps) {
       return runs.map(() => undefined);
     }),
   );
-  const finishExecution = (claim: Claim, result: Finished) =>
-    claim.has_callback ? finishWithCallback(result) : finishPlain(result);
+  // Executions of a limited workflow take their groups' locks first (the order every claim and end
+  // of a group follows), record, and hand their slots to the next waiting ones, in one transaction.
+  const finishLimited = createBatcher((results: (Finished & { callback: boolean })[]) =>
+    deps.settle(() =>
+      db.transaction(async (tx) => {
+        await lockGroups(
+          tx,
+          results.map((r) => r.id),
+        );
+        const recorded = await finishExecutions(tx, results);
+        if (recorded.size) {
+          const callbacks = results.filter((r) => r.callback && recorded.has(r.id)).map((r) => r.id);
+          if (callbacks.length) await deps.sendCallbacks(tx, callbacks);
+          await releaseSlots(deps.boss, tx, [...recorded], deps.heartbeatSeconds);
+        }
+        const { text, params } = await completeJobs(results);
+        await tx.query(text, params);
+        return results.map((r) => recorded.has(r.id));
+      }),
+    ),
+  );
+  const finishExecution = (claim: Claim, result: Finished, limited: boolean) =>
+    limited
+      ? finishLimited({ ...result, callback: claim.has_callback })
+      : claim.has_callback
+        ? finishWithCallback(result)
+        : finishPlain(result);
+  // A limited execution is claimed alone, under its group's lock; one that must wait its turn has
+  // its job completed in the same transaction (its slot's release sends it a new one).
+  const claimLimited = (executionId: string, job: JobAttempt) =>
+    deps.settle(() =>
+      db.transaction(async (tx) => {
+        await lockGroups(tx, [executionId]);
+        const claimed = await claimLimitedExecution(tx, executionId);
+        if (claimed && 'waiting' in claimed) {
+          const { text, params } = await completeJobsStatement(deps.boss, queue, [job]);
+          await tx.query(text, params);
+          return 'waiting' as const;
+        }
+        return claimed?.claim ?? null;
+      }),
+    );
   const loadChild = async (workspaceId: string, workflowId: string) => {
     const d = await deployedVersion(db, workflowId);
     return d && d.workspaceId === workspaceId
@@ -121,8 +165,10 @@ export function workflowJobHandler(deps: WorkflowJobDeps) {
   };
   return async (job: Job<WorkflowExecutePayload>) => {
     const { executionId } = job.data;
+    const limited = job.data.limited === true;
     const jobAttempt = { id: job.id, retryCount: job.retryCount };
-    const claim = await claimExecution(executionId);
+    const claim = limited ? await claimLimited(executionId, jobAttempt) : await claimExecution(executionId);
+    if (claim === 'waiting') return;
     if (!claim) {
       // Finished already: this delivery is a duplicate.
       await deps.settle(() => deps.boss.complete(queue, [jobAttempt]));
@@ -134,7 +180,7 @@ export function workflowJobHandler(deps: WorkflowJobDeps) {
     if (!version) {
       const error = 'The deployed version no longer exists';
       const outcome: ExecutionOutcome = { status: 'failed', error, startedAt, endedAt: new Date() };
-      await finishExecution(claim, { ...attempt, outcome });
+      await finishExecution(claim, { ...attempt, outcome }, limited);
       return;
     }
     const watched = deps.cancels?.watch(executionId, deps.signal);
@@ -172,17 +218,21 @@ export function workflowJobHandler(deps: WorkflowJobDeps) {
       });
       return;
     }
-    const recorded = await finishExecution(claim, {
-      ...attempt,
-      outcome: {
-        status: result.success ? 'completed' : 'failed',
-        ...(result.success ? { output: result.output } : { error: result.error }),
-        trace: result.spans,
-        cost: executionCost(result.models),
-        startedAt,
-        endedAt: result.endedAt,
+    const recorded = await finishExecution(
+      claim,
+      {
+        ...attempt,
+        outcome: {
+          status: result.success ? 'completed' : 'failed',
+          ...(result.success ? { output: result.output } : { error: result.error }),
+          trace: result.spans,
+          cost: executionCost(result.models),
+          startedAt,
+          endedAt: result.endedAt,
+        },
       },
-    });
+      limited,
+    );
     if (!recorded) {
       // A cancel that landed as the run ended: what ran goes on the cancelled row (and is charged).
       const { text, params } = settleCancelledStatement([
@@ -197,16 +247,24 @@ export function workflowJobHandler(deps: WorkflowJobDeps) {
   };
 }
 
-export function deadExecutionHandler(db: Db, sendCallbacks: SendCallbacks) {
+export function deadExecutionHandler(
+  db: Db,
+  sendCallbacks: SendCallbacks,
+  boss?: PgBoss,
+  heartbeatSeconds?: number,
+) {
   return async (job: Job<WorkflowExecutePayload>) => {
-    const { executionId } = job.data;
+    const { executionId, limited } = job.data;
     await db.transaction(async (tx) => {
+      // An abandoned limited execution frees its slot (or its place in the queue) like any end.
+      if (limited) await lockGroups(tx, [executionId]);
       const ended = await abandonExecution(
         tx,
         executionId,
         'The runner executing this workflow stopped responding, and retries ran out',
       );
       if (ended?.hasCallback) await sendCallbacks(tx, [executionId]);
+      if (limited && ended && boss) await releaseSlots(boss, tx, [executionId], heartbeatSeconds);
     });
   };
 }

@@ -2,21 +2,32 @@
 import { z } from 'zod';
 import { createApiKey, listApiKeys, revokeApiKey } from '../../db/api-keys.ts';
 import { ADMIN_ACTOR } from '../../db/audit-logs.ts';
+import { SCOPES } from '../../db/key-scopes.ts';
 import { procedure, router } from '../trpc.ts';
 
 const name = z.string().trim().min(1).max(100);
+// Omitted or empty: the key's full reach. An unknown scope is refused by name, with the list.
+const scopes = z
+  .array(
+    z.enum(SCOPES, {
+      error: (issue) =>
+        `Unknown scope ${JSON.stringify(issue.input)?.slice(0, 60)}: one of ${SCOPES.join(', ')}`,
+    }),
+  )
+  .max(SCOPES.length * 2)
+  .optional();
 
 export const keysRouter = router({
   create: procedure
     .meta({
       description:
-        "Create an API key: personal (a user's) or workspace; the answer holds the key, shown once",
+        "Create an API key: personal (a user's) or workspace, limited to `scopes` if given; the answer holds the key, shown once",
     })
 
     .input(
       z.discriminatedUnion('type', [
-        z.object({ type: z.literal('personal'), userId: z.uuid(), name }),
-        z.object({ type: z.literal('workspace'), workspaceId: z.uuid(), name }),
+        z.object({ type: z.literal('personal'), userId: z.uuid(), name, scopes }),
+        z.object({ type: z.literal('workspace'), workspaceId: z.uuid(), name, scopes }),
       ]),
     )
     .mutation(({ ctx, input }) => createApiKey(ctx.db, ctx.encryptionKey, ADMIN_ACTOR, input)),

@@ -16,6 +16,7 @@ import { z } from 'zod';
 import type { ApiEnv } from '../context.ts';
 import { invalidRequest, jsonBody, queryParams } from '../middleware/validate.ts';
 import { idempotencyHeaders } from '../openapi/components.ts';
+import { documented, requireScope, type ScopedRoute } from './scopes.ts';
 
 /** The middleware a route may stand behind, built once per app (each keeps state). */
 export interface Guards {
@@ -103,22 +104,26 @@ export class Router {
     this.#rateLimited = options.rateLimited;
   }
 
-  /** The guards in front of a route: idempotency first, so a replay takes no rate-limit token. */
-  #guardsOf(route: RouteConfig): MiddlewareHandler<ApiEnv>[] {
+  /**
+   * The guards in front of a route: its scope first (api/routes/scopes.ts), then idempotency, so
+   * a replay takes no rate-limit token.
+   */
+  #guardsOf(route: ScopedRoute): MiddlewareHandler<ApiEnv>[] {
     return [
+      ...(route.scope ? [requireScope(route.scope)] : []),
       ...(documentsIdempotencyKey(route) ? [this.#guards.idempotency] : []),
       ...(this.#rateLimited ? [this.#guards.rateLimit] : []),
     ];
   }
 
   /** An operation: documented, guarded, validated, and answered by a handler typed by its route. */
-  openapi<R extends RouteConfig>(route: R, handler: RouteHandler<R, ApiEnv>): this {
-    this.app.openAPIRegistry.registerPath(route);
+  openapi<R extends ScopedRoute>(route: R, handler: RouteHandler<R, ApiEnv>): this {
+    this.app.openAPIRegistry.registerPath(documented(route));
     const validator = route.request ? requestValidator(route.request) : undefined;
     const middleware = [...this.#guardsOf(route), ...(validator ? [validator] : [])];
     // zod-openapi registers the handler; the document already holds the route, and the request
     // parts are validated above, so the copy it gets is hidden and has none.
-    const { request: _validatedAbove, ...rest } = route;
+    const { request: _validatedAbove, scope: _guardedAbove, ...rest } = route;
     this.app.openapi({ ...rest, hide: true, middleware } as unknown as R, handler);
     return this;
   }
@@ -128,8 +133,8 @@ export class Router {
    * webhook of any media type, a JSON-RPC exchange. Documented by its route and guarded like the
    * others; its handler is a plain Hono handler.
    */
-  plain<R extends RouteConfig>(route: R, handler: Handler<ApiEnv, RoutingPath<R['path']>>): this {
-    this.app.openAPIRegistry.registerPath(route);
+  plain<R extends ScopedRoute>(route: R, handler: Handler<ApiEnv, RoutingPath<R['path']>>): this {
+    this.app.openAPIRegistry.registerPath(documented(route));
     const path = route.path.replaceAll(/\/{(.+?)}/g, '/:$1');
     this.app.on([route.method.toUpperCase()], [path], ...this.#guardsOf(route), handler);
     return this;

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { type FieldIssue, ServiceError } from '../../errors.ts';
 import type { BlockConfig, Edge, Graph } from '../blocks/block.ts';
 import { BLOCK_TYPES } from '../blocks/index.ts';
+import { checkConcurrencyKey, concurrencySchema } from './concurrency.ts';
 import { findReferences, LOOP_ROOTS } from './references.ts';
 import { RETRY_ON_TYPES, retrySchema } from './retry.ts';
 
@@ -35,6 +36,8 @@ export const definitionSchema = z
     edges: z.array(edgeSchema).max(2000).default([]),
     /** Wall-clock limit of one execution. */
     timeoutMs: z.number().int().min(100).max(3_600_000).optional(),
+    /** At most `limit` executions at once (per value of `key`): runner/executor/concurrency.ts. */
+    concurrency: concurrencySchema.optional(),
   })
   .strict();
 
@@ -59,6 +62,8 @@ export function parseDefinition(raw: unknown, pathPrefix: Path = ['definition'])
   const issues: FieldIssue[] = [];
   const allIds = new Map<string, Path>();
   checkGraph(def, [...pathPrefix], { outer: new Set(), inLoop: false, allIds, issues });
+  if (def.concurrency?.key !== undefined)
+    issues.push(...checkConcurrencyKey(def.concurrency.key, [...pathPrefix, 'concurrency']));
   if (issues.length) throw invalid(issues);
   return def;
 }

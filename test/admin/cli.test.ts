@@ -97,6 +97,32 @@ describe('admin CLI', () => {
     );
   });
 
+  it('creates a key limited to --scopes a,b, and refuses an unknown scope or a misplaced flag', async () => {
+    const tenant = await createTenant(svc.admin);
+    const input = JSON.stringify({ type: 'workspace', workspaceId: tenant.workspace.id, name: 'ci' });
+    const res = await cli(['keys.create', input, '--scopes', 'workflows:execute,logs:read']);
+    expect(res.stderr).toBe('');
+    expect(res.code).toBe(0);
+    const created = JSON.parse(res.stdout);
+    expect(created.scopes).toEqual(['workflows:execute', 'logs:read']);
+    const listed = await svc.admin.keys.list.query({ workspaceId: tenant.workspace.id });
+    expect(listed.find((k) => k.id === created.id)?.scopes).toEqual(['workflows:execute', 'logs:read']);
+    // The = form too.
+    const eq = await cli(['keys.create', input, '--scopes=tables:read']);
+    expect(JSON.parse(eq.stdout).scopes).toEqual(['tables:read']);
+    const unknown = await cli(['keys.create', input, '--scopes', 'tables:admin']);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('BAD_REQUEST');
+    expect(unknown.stderr).toContain('tables:admin');
+    const empty = await cli(['keys.create', input, '--scopes']);
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toContain('--scopes needs a list');
+    const elsewhere = await cli(['orgs.list', '--scopes', 'tables:read']);
+    expect(elsewhere.code).toBe(2);
+    expect(elsewhere.stderr).toContain('keys.create only');
+    expect(await svc.admin.keys.list.query({ workspaceId: tenant.workspace.id })).toHaveLength(2);
+  });
+
   it('refuses an unknown procedure with exit code 2, pointing at help', async () => {
     for (const name of ['orgs.explode', 'nothing', 'orgs']) {
       const res = await cli([name]);

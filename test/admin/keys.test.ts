@@ -161,6 +161,7 @@ describe('keys.list', () => {
       userId: t.user.id,
       workspaceId: null,
       maskedKey: `sk-service-••••${personal.key.slice(-4)}`,
+      scopes: [],
       createdAt: personal.createdAt,
       lastUsedAt: null,
       revokedAt: null,

@@ -156,7 +156,7 @@ describe('coverage: the document and the app agree', () => {
     }
   });
 
-  it('documents the five Idempotency-Key operations with the header, their replays and conflicts', () => {
+  it('documents the six Idempotency-Key operations with the header, their replays and conflicts', () => {
     const keyed = operations().filter((o) =>
       o.op.parameters?.some((p: Json) => p.name === 'Idempotency-Key'),
     );
@@ -166,6 +166,7 @@ describe('coverage: the document and the app agree', () => {
         'post /api/v1/knowledge/{id}/documents',
         'post /api/v1/tables/{tableId}/rows',
         'post /api/v1/tables/{tableId}/rows/import',
+        'post /api/v1/workflows/{id}/executions/{executionId}/rerun',
         'post /api/workflows/{id}/execute',
       ].sort(),
     );

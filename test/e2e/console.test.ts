@@ -485,6 +485,30 @@ describe.skipIf(!browserHere)('the admin console in chromium', () => {
     expect(await svc.admin.keys.list.query({ workspaceId })).toHaveLength(1);
   }, 60_000);
 
+  it('creates a key limited to the scopes ticked, lists them, and lists an unlimited key as all', async () => {
+    await go('/keys');
+    await page.locator('input[name="keyName"]').fill('scoped key');
+    const scopes = page.getByRole('group', { name: 'Scopes' });
+    await scopes.getByLabel('workflows:execute').check();
+    await scopes.getByLabel('logs:read').check();
+    await page.getByRole('button', { name: 'Create key' }).click();
+    await page.getByLabel('New API key').waitFor();
+    const listed = (await svc.admin.keys.list.query({ workspaceId })).find((k) => k.name === 'scoped key');
+    expect(listed?.scopes).toEqual(['workflows:execute', 'logs:read']);
+    const row = page.locator(`tr[data-key="${listed?.id}"]`);
+    await row.waitFor();
+    expect(await row.locator('td.key-scopes').textContent()).toBe('workflows:execute, logs:read');
+    // The ticks are cleared for the next key.
+    expect(await scopes.getByLabel('logs:read').isChecked()).toBe(false);
+    await page.getByRole('button', { name: 'Done' }).click();
+    // The owner's key has no scopes: its full reach.
+    const owner = (await svc.admin.keys.list.query({ userId: tenant.user.id }))[0];
+    expect(await page.locator(`tr[data-key="${owner?.id}"] td.key-scopes`).textContent()).toBe(
+      'all (unlimited)',
+    );
+    await shot('keys-scoped');
+  }, 60_000);
+
   it('shows the quotas: plan, limits with overrides, spend and storage bars', async () => {
     await svc.admin.quotas.set.mutate({ orgId: tenant.org.id, maxTables: 7 });
     await go('/quotas');

@@ -528,6 +528,43 @@ describe('executions', () => {
       }
     });
   });
+
+  it('refuses metacharacters as the ids, cursor and status of runs, reruns, execution logs and audit entries', async () => {
+    const wf = await svc.admin.workflows.create.mutate({
+      workspaceId,
+      name: 'rerun target',
+      definition: { blocks: [{ id: 'r', type: 'response', data: { ok: true } }] },
+    });
+    await svc.admin.workflows.deploy.mutate({ id: wf.id });
+    const started = await call('POST', `/api/workflows/${wf.id}/execute`, {});
+    const executionId = started.body.executionId as string;
+    await unchanged(async () => {
+      for (const evil of [...EVIL, ...NUL].filter((s) => s.isWellFormed())) {
+        const id = encodeURIComponent(evil);
+        const runs = await call('GET', `/api/v1/workflows/${id}/runs`);
+        expect400(runs, `runs of ${evil}`);
+        expect(runs.body.details[0].path).toEqual(['workflowId']);
+        for (const name of ['cursor', 'status']) {
+          const bad = await call('GET', `/api/v1/workflows/${wf.id}/runs`, undefined, { [name]: evil });
+          expect400(bad, `runs ${name} ${evil}`);
+          expect(bad.body.details[0].path).toEqual([name]);
+        }
+        const rerun = await call('POST', `/api/v1/workflows/${wf.id}/executions/${id}/rerun`, {});
+        expect400(rerun, `rerun of ${evil}`);
+        expect(rerun.body.details[0].path).toEqual(['executionId']);
+        expect400(
+          await call('POST', `/api/v1/workflows/${id}/executions/${executionId}/rerun`, {}),
+          `rerun in workflow ${evil}`,
+        );
+        const log = await call('GET', `/api/v1/logs/executions/${id}`);
+        expect400(log, `execution log ${evil}`);
+        expect(log.body.details[0].path).toEqual(['executionId']);
+        const audit = await call('GET', `/api/v1/audit-logs/${id}`);
+        expect400(audit, `audit entry ${evil}`);
+        expect(audit.body.details[0].path).toEqual(['id']);
+      }
+    });
+  });
 });
 
 describe('workflows (v1)', () => {

@@ -18,6 +18,8 @@ export interface Place {
   executionId: string;
   /** The execution's log entry (GET /api/v1/logs/{id}). */
   logId: string;
+  /** An audit entry recorded in the workspace (GET /api/v1/audit-logs/{id}). */
+  auditLogId: string;
   tableId: string;
   rowId: string;
   fileId: string;
@@ -111,6 +113,11 @@ async function furnish(
   ok(doc);
   const documentId = doc.body.data.document.id as string;
   await settled(svc, documentId);
+  // Read straight from the trail: the listing of it needs an enterprise admin's key in the workspace.
+  const [audit] = await svc.db.query<{ id: string }>(
+    'select id from audit_logs where workspace_id = $1 order by created_at, id limit 1',
+    [workspaceId],
+  );
   return {
     label,
     orgId,
@@ -119,6 +126,7 @@ async function furnish(
     workflowId: wf.id as string,
     executionId,
     logId,
+    auditLogId: audit?.id as string,
     tableId,
     rowId: row.body.data.row.id as string,
     fileId: file.body.data.file.id as string,
@@ -206,6 +214,7 @@ export function idsOf(p: Place): string[] {
     p.workflowId,
     p.executionId,
     p.logId,
+    p.auditLogId,
     p.tableId,
     p.rowId,
     p.fileId,

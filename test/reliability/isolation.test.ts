@@ -5,6 +5,7 @@
 // The endpoints come from the OpenAPI document, so a new endpoint is probed without editing this file.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openApiDocument } from '../../api/openapi/document.ts';
+import { SCOPES } from '../../db/key-scopes.ts';
 import { multipart } from '../api/files-helpers.ts';
 import { type ApiResponse, startTestService, type TestService } from '../helpers/service.ts';
 import { buildWorld, idsOf, type KeyKind, type Place, snapshot, type World } from './isolation-fixtures.ts';
@@ -51,6 +52,7 @@ function pathId(path: string, name: string, p: Place): string {
   if (name === 'executionId') return p.executionId;
   if (name === 'id') {
     if (path.startsWith('/api/workflows/') || path.startsWith('/api/v1/workflows/')) return p.workflowId;
+    if (path.startsWith('/api/v1/audit-logs/')) return p.auditLogId;
     if (path.startsWith('/api/v1/knowledge/')) return p.knowledgeBaseId;
     if (path.startsWith('/api/v1/logs/')) return p.logId;
   }
@@ -349,6 +351,72 @@ describe('permissions within the own workspace', () => {
   });
 });
 
+describe('scopes within the own workspace', () => {
+  /** The scope an operation documents as its security requirement (none: any key may call it). */
+  const scopeOf = (o: Operation): string | undefined =>
+    ((o.op.security ?? []) as Record<string, string[]>[]).flatMap((s) => Object.values(s).flat())[0];
+
+  it('refuses every operation to a key of the owner holding every scope but the one it needs (and its :write): 403 naming it, nothing changed', async () => {
+    const { A1 } = world.places;
+    const before = await snapshot(svc);
+    const keys = new Map<string, string>();
+    let probed = 0;
+    for (const o of keyedOperations()) {
+      const needed = scopeOf(o);
+      if (!needed) continue;
+      if (!keys.has(needed)) {
+        const granting = [needed, needed.replace(/:read$/, ':write')];
+        const scopes = SCOPES.filter((s) => !granting.includes(s));
+        const { key } = await svc.admin.keys.create.mutate({
+          type: 'personal',
+          userId: world.orgA.user.id,
+          name: `all but ${needed}`,
+          scopes,
+        });
+        keys.set(needed, key);
+      }
+      const kind: KeyKind = { name: `all but ${needed}`, key: keys.get(needed), valid: true };
+      // The own workspace's own resources: only the scope stands in the way.
+      const probe = buildProbe(o, kind, A1, A1, A1, true) as Probe;
+      const answer = await send(probe.request);
+      probed++;
+      expect(answer.status, `${probe.label}: ${answer.text.slice(0, 200)}`).toBe(403);
+      expect(answer.body.error, probe.label).toContain(needed);
+      expect(leaks(answer.text, probe.sent, [A1, world.places.A2, world.places.B1])).toEqual([]);
+    }
+    // Every scope a route needs today was probed (workflows:read and :write wait for their routes).
+    expect(probed).toBeGreaterThan(30);
+    expect([...keys.keys()].sort()).toEqual(
+      expect.arrayContaining(['audit:read', 'files:read', 'files:write', 'knowledge:read', 'logs:read']),
+    );
+    expect(await snapshot(svc)).toEqual(before);
+  });
+
+  it('lets the same operations through to a key holding exactly the scope they need', async () => {
+    const { A1 } = world.places;
+    const keys = new Map<string, string>();
+    for (const o of keyedOperations()) {
+      const needed = scopeOf(o);
+      // Reads only: the writes do the work they ask for (the last describe does them all).
+      if (!needed || o.method !== 'GET') continue;
+      if (!keys.has(needed)) {
+        const { key } = await svc.admin.keys.create.mutate({
+          type: 'personal',
+          userId: world.orgA.user.id,
+          name: `only ${needed}`,
+          scopes: [needed as (typeof SCOPES)[number]],
+        });
+        keys.set(needed, key);
+      }
+      const kind: KeyKind = { name: `only ${needed}`, key: keys.get(needed), valid: true };
+      const probe = buildProbe(o, kind, A1, A1, A1, true) as Probe;
+      const answer = await send(probe.request);
+      expect(answer.status, `${probe.label}: ${answer.text.slice(0, 200)}`).toBeLessThan(500);
+      expect([401, 403], `${probe.label}: ${answer.text.slice(0, 200)}`).not.toContain(answer.status);
+    }
+  });
+});
+
 describe('resources by id', () => {
   it("answers another tenant's job, log entry, file download and deletion, row, document and MCP tools/list with 404, showing nothing", async () => {
     const { A1, B1, A2 } = world.places;
@@ -362,6 +430,11 @@ describe('resources by id', () => {
           [`/api/jobs/${p.executionId}`, [byId]],
           [`/api/v1/logs/${p.logId}`, [byId]],
           [`/api/v1/logs/${p.executionId}`, [404]],
+          [`/api/v1/logs/executions/${p.executionId}`, [byId]],
+          [`/api/v1/workflows/${p.workflowId}/runs`, [byId]],
+          // Audit entries: another organization's are not found; A2's are refused to the member
+          // (not an admin), the workspace key and, there, the owner's personal key.
+          [`/api/v1/audit-logs/${p.auditLogId}`, [403, 404]],
           [`/api/v1/files/${p.fileId}/content?workspaceId=${A1.workspaceId}`, [404]],
           // Naming the other workspace itself: refused there (403), or not found.
           [`/api/v1/files/${p.fileId}/content?workspaceId=${p.workspaceId}`, [403, 404]],

@@ -1,4 +1,5 @@
-// The request and answer of GET /api/v1/audit-logs: an organization's audit trail.
+// The requests and answers of GET /api/v1/audit-logs (an organization's audit trail) and
+// GET /api/v1/audit-logs/{id} (one entry).
 import { z } from 'zod';
 import type { AuditLogEntry } from '../../../db/audit-logs.ts';
 import { isStorableText } from '../../../db/tables/values.ts';
@@ -6,6 +7,7 @@ import { cursorParam, EX } from '../../openapi/components.ts';
 import { isoDate, RANGE_OUT_OF_ORDER, rangeEnd, rangeInOrder, rangeStart } from '../../query-dates.ts';
 import { NEXT_CURSOR } from '../logs/examples.ts';
 import { DATE_PARAM } from '../logs/schemas.ts';
+import { uuidParam } from '../router.ts';
 
 // Compared with Postgres text, which holds no NUL: refused as a 400 rather than failing as a 500.
 const filterText = (max: number) => z.string().min(1).max(max).refine(isStorableText, 'Not storable text');
@@ -65,3 +67,7 @@ const auditEntrySchema = z
 export const auditLogPage = z
   .object({ data: z.array(auditEntrySchema), nextCursor: z.string().nullable() })
   .meta({ id: 'AuditLogPage' });
+
+export const auditLogParams = z.object({ id: uuidParam('The audit log entry id', EX.auditLogId) });
+
+export const auditLogDetail = z.object({ data: auditEntrySchema }).meta({ id: 'AuditLogDetail' });

@@ -15,6 +15,7 @@ export const listDocsRoute = createRoute({
   method: 'get',
   path: '/api/v1/docs',
   operationId: 'listDocs',
+  scope: 'files:read' as const,
   tags: ['Docs'],
   summary: 'List docs',
   description:

@@ -59,6 +59,7 @@ export const uploadFileRoute = createRoute({
   method: 'post',
   path: '/api/v1/files',
   operationId: 'uploadFile',
+  scope: 'files:write' as const,
   tags: ['Files'],
   summary: 'Upload a file',
   description:
@@ -91,6 +92,7 @@ export const listFilesRoute = createRoute({
   method: 'get',
   path: '/api/v1/files',
   operationId: 'listFiles',
+  scope: 'files:read' as const,
   tags: ['Files'],
   summary: 'List files',
   description: "The workspace's live (not archived) files, newest first.",
@@ -109,6 +111,7 @@ export const downloadFileRoute = createRoute({
   method: 'get',
   path: '/api/v1/files/{fileId}/content',
   operationId: 'downloadFile',
+  scope: 'files:read' as const,
   tags: ['Files'],
   summary: 'Download a file',
   description: "The file's bytes, streamed, as its media type.",
@@ -136,6 +139,7 @@ export const deleteFileRoute = createRoute({
   method: 'delete',
   path: '/api/v1/files/{fileId}',
   operationId: 'deleteFile',
+  scope: 'files:write' as const,
   tags: ['Files'],
   summary: 'Delete a file',
   description:

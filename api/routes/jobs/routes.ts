@@ -16,6 +16,7 @@ export const getJobRoute = createRoute({
   method: 'get',
   path: '/api/jobs/{jobId}',
   operationId: 'getJob',
+  scope: 'workflows:execute' as const,
   tags: ['Workflows'],
   summary: 'Get job status',
   description:

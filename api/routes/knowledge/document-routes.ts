@@ -54,6 +54,7 @@ export const listDocumentsRoute = createRoute({
   method: 'get',
   path: '/api/v1/knowledge/{id}/documents',
   operationId: 'listKnowledgeDocuments',
+  scope: 'knowledge:read' as const,
   tags,
   summary: 'List documents of a knowledge base',
   request: { params: knowledgeBaseParams, query: listDocumentsQuery },
@@ -78,6 +79,7 @@ export const getDocumentRoute = createRoute({
   method: 'get',
   path: '/api/v1/knowledge/{id}/documents/{documentId}',
   operationId: 'getKnowledgeDocument',
+  scope: 'knowledge:read' as const,
   tags,
   summary: 'Get a document of a knowledge base',
   description:
@@ -104,6 +106,7 @@ export const uploadDocumentRoute = createRoute({
   method: 'post',
   path: '/api/v1/knowledge/{id}/documents',
   operationId: 'uploadKnowledgeDocument',
+  scope: 'knowledge:write' as const,
   tags,
   summary: 'Upload a document',
   description:

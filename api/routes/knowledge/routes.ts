@@ -48,6 +48,7 @@ export const listKnowledgeBasesRoute = createRoute({
   method: 'get',
   path: '/api/v1/knowledge',
   operationId: 'listKnowledgeBases',
+  scope: 'knowledge:read' as const,
   tags,
   summary: 'List knowledge bases',
   description: "The workspace's knowledge bases. They are created through the admin plane.",
@@ -68,6 +69,7 @@ export const searchKnowledgeRoute = createRoute({
   method: 'post',
   path: '/api/v1/knowledge/search',
   operationId: 'searchKnowledge',
+  scope: 'knowledge:read' as const,
   tags,
   summary: 'Search knowledge bases',
   description:
@@ -100,6 +102,7 @@ export const updateKnowledgeBaseRoute = createRoute({
   method: 'put',
   path: '/api/v1/knowledge/{id}',
   operationId: 'updateKnowledgeBase',
+  scope: 'knowledge:write' as const,
   tags,
   summary: 'Update a knowledge base',
   description: 'Changes any of name, description and chunking config (at least one).',

@@ -70,3 +70,5 @@ export const listLogsInvalid = [
 ];
 
 export const getLogInvalid = invalid(['id'], 'Must be a UUID', 'invalid_format');
+
+export const getExecutionLogInvalid = invalid(['executionId'], 'Must be a UUID', 'invalid_format');

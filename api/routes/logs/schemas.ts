@@ -75,6 +75,10 @@ export const logListQuery = logListFields
 
 export const logParams = z.object({ id: uuidParam('The log entry id', EX.logId) });
 
+export const executionLogParams = z.object({
+  executionId: uuidParam('The execution whose log entry to read', EX.executionId),
+});
+
 // --- Answers --------------------------------------------------------------------------------------
 
 const entryFields = {

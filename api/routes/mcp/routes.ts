@@ -29,6 +29,7 @@ export const mcpMessageRoute = createRoute({
   method: 'post',
   path: '/api/mcp/{workspaceId}',
   operationId: 'mcpMessage',
+  scope: 'workflows:execute' as const,
   tags: ['MCP'],
   summary: 'Send MCP messages',
   description:
@@ -121,6 +122,7 @@ const notServed = (method: 'get' | 'delete') =>
     method,
     path: '/api/mcp/{workspaceId}',
     operationId: method === 'get' ? 'mcpOpenStream' : 'mcpEndSession',
+    scope: 'workflows:execute' as const,
     tags: ['MCP'],
     summary: method === 'get' ? 'Open an MCP event stream (not served)' : 'End an MCP session (not served)',
     description:

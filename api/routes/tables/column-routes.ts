@@ -24,6 +24,7 @@ export const addColumnRoute = createRoute({
   method: 'post',
   path: '/api/v1/tables/{tableId}/columns',
   operationId: 'addColumn',
+  scope: 'tables:write' as const,
   tags,
   summary: 'Add a column',
   description:
@@ -46,6 +47,7 @@ export const updateColumnRoute = createRoute({
   method: 'patch',
   path: '/api/v1/tables/{tableId}/columns',
   operationId: 'updateColumn',
+  scope: 'tables:write' as const,
   tags,
   summary: 'Change a column',
   description:

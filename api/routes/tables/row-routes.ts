@@ -79,6 +79,7 @@ export const insertRowsRoute = createRoute({
   method: 'post',
   path: '/api/v1/tables/{tableId}/rows',
   operationId: 'insertRows',
+  scope: 'tables:write' as const,
   tags,
   summary: 'Insert rows',
   description:
@@ -108,6 +109,7 @@ export const queryRowsRoute = createRoute({
   method: 'get',
   path: '/api/v1/tables/{tableId}/rows',
   operationId: 'queryRows',
+  scope: 'tables:read' as const,
   tags,
   summary: 'Query rows',
   description: 'Rows matching a filter, sorted and paged (`limit` 1 to 1000, default 100).',
@@ -122,6 +124,7 @@ export const updateRowsRoute = createRoute({
   method: 'put',
   path: '/api/v1/tables/{tableId}/rows',
   operationId: 'updateRows',
+  scope: 'tables:write' as const,
   tags,
   summary: 'Bulk update rows',
   description:
@@ -138,6 +141,7 @@ export const deleteRowsRoute = createRoute({
   method: 'delete',
   path: '/api/v1/tables/{tableId}/rows',
   operationId: 'deleteRows',
+  scope: 'tables:write' as const,
   tags,
   summary: 'Delete rows',
   description: 'Deletes the rows named by `rowIds`, or every row matching `filter`.',
@@ -155,6 +159,7 @@ export const upsertRowRoute = createRoute({
   method: 'post',
   path: '/api/v1/tables/{tableId}/rows/upsert',
   operationId: 'upsertRow',
+  scope: 'tables:write' as const,
   tags,
   summary: 'Upsert a row',
   description:
@@ -178,6 +183,7 @@ export const getRowRoute = createRoute({
   method: 'get',
   path: '/api/v1/tables/{tableId}/rows/{rowId}',
   operationId: 'getRow',
+  scope: 'tables:read' as const,
   tags,
   summary: 'Get a row',
   request: { params: rowPath, query: workspaceOnly },
@@ -193,6 +199,7 @@ export const updateRowRoute = createRoute({
   method: 'patch',
   path: '/api/v1/tables/{tableId}/rows/{rowId}',
   operationId: 'updateRow',
+  scope: 'tables:write' as const,
   tags,
   summary: 'Update a row',
   description:
@@ -210,6 +217,7 @@ export const deleteRowRoute = createRoute({
   method: 'delete',
   path: '/api/v1/tables/{tableId}/rows/{rowId}',
   operationId: 'deleteRow',
+  scope: 'tables:write' as const,
   tags,
   summary: 'Delete a row',
   description: 'Deletes the row. A row of another table is not found.',

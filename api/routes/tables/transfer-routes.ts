@@ -47,6 +47,7 @@ export const importRowsRoute = createRoute({
   method: 'post',
   path: '/api/v1/tables/{tableId}/rows/import',
   operationId: 'importRows',
+  scope: 'tables:write' as const,
   tags,
   summary: 'Import rows from CSV',
   description:
@@ -92,6 +93,7 @@ export const exportRowsRoute = createRoute({
   method: 'get',
   path: '/api/v1/tables/{tableId}/rows/export',
   operationId: 'exportRows',
+  scope: 'tables:read' as const,
   tags,
   summary: 'Export rows as CSV or JSONL',
   description:

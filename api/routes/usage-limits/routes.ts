@@ -15,6 +15,8 @@ export const getUsageLimitsRoute = createRoute({
   method: 'get',
   path: '/api/users/me/usage-limits',
   operationId: 'getUsageLimits',
+  // Any key reads its own limits: they describe the key, no workspace's data
+  scope: null,
   tags: ['Usage'],
   summary: 'Get usage limits',
   description:

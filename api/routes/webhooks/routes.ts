@@ -28,6 +28,8 @@ export const callWebhookRoute = createRoute({
   method: 'post',
   path: '/api/webhooks/{token}',
   operationId: 'callWebhook',
+  // No key (the URL's token authenticates)
+  scope: null,
   tags: ['Webhooks'],
   summary: 'Call an inbound webhook',
   description:

@@ -17,6 +17,7 @@ export const cancelExecutionRoute = createRoute({
   method: 'post',
   path: '/api/workflows/{id}/executions/{executionId}/cancel',
   operationId: 'cancelExecution',
+  scope: 'workflows:execute' as const,
   tags: ['Workflows'],
   summary: 'Cancel an execution',
   description:

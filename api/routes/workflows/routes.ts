@@ -79,6 +79,7 @@ export const executeWorkflowRoute = createRoute({
   method: 'post',
   path: '/api/workflows/{id}/execute',
   operationId: 'executeWorkflow',
+  scope: 'workflows:execute' as const,
   tags: ['Workflows'],
   summary: 'Execute a workflow',
   description:

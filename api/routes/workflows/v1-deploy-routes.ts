@@ -59,6 +59,7 @@ export const deployWorkflowRoute = createRoute({
   method: 'post',
   path: '/api/v1/workflows/{id}/deploy',
   operationId: 'deployWorkflow',
+  scope: 'workflows:write' as const,
   tags,
   summary: 'Deploy a workflow',
   description:
@@ -75,6 +76,7 @@ export const undeployWorkflowRoute = createRoute({
   method: 'delete',
   path: '/api/v1/workflows/{id}/deploy',
   operationId: 'undeployWorkflow',
+  scope: 'workflows:write' as const,
   tags,
   summary: 'Undeploy a workflow',
   description: 'Executions are refused until it is deployed (or rolled back) again; its versions are kept.',
@@ -89,6 +91,7 @@ export const listVersionsRoute = createRoute({
   method: 'get',
   path: '/api/v1/workflows/{id}/versions',
   operationId: 'listWorkflowVersions',
+  scope: 'workflows:read' as const,
   tags,
   summary: 'List deployed versions',
   description: 'Every version ever deployed, oldest first; `deployed` marks the one executions run.',
@@ -107,6 +110,7 @@ export const rollbackWorkflowRoute = createRoute({
   method: 'post',
   path: '/api/v1/workflows/{id}/rollback',
   operationId: 'rollbackWorkflow',
+  scope: 'workflows:write' as const,
   tags,
   summary: 'Roll back to a version',
   description:
@@ -123,6 +127,7 @@ export const exportWorkflowRoute = createRoute({
   method: 'get',
   path: '/api/v1/workflows/{id}/export',
   operationId: 'exportWorkflow',
+  scope: 'workflows:read' as const,
   tags,
   summary: 'Export a workflow',
   description:
@@ -153,6 +158,7 @@ export const importWorkflowRoute = createRoute({
   method: 'post',
   path: '/api/v1/workflows/import',
   operationId: 'importWorkflow',
+  scope: 'workflows:write' as const,
   tags,
   summary: 'Import a workflow',
   description:

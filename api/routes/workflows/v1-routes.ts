@@ -66,6 +66,7 @@ export const listWorkflowsRoute = createRoute({
   method: 'get',
   path: '/api/v1/workflows',
   operationId: 'listWorkflows',
+  scope: 'workflows:read' as const,
   tags,
   summary: 'List workflows',
   description:
@@ -85,6 +86,7 @@ export const getWorkflowRoute = createRoute({
   method: 'get',
   path: '/api/v1/workflows/{id}',
   operationId: 'getWorkflow',
+  scope: 'workflows:read' as const,
   tags,
   summary: 'Get a workflow',
   description: 'Name, description, draft definition, declared inputs, deployment and timestamps.',
@@ -99,6 +101,7 @@ export const createWorkflowRoute = createRoute({
   method: 'post',
   path: '/api/v1/workflows',
   operationId: 'createWorkflow',
+  scope: 'workflows:write' as const,
   tags,
   summary: 'Create a workflow',
   description:
@@ -124,6 +127,7 @@ export const updateWorkflowRoute = createRoute({
   method: 'put',
   path: '/api/v1/workflows/{id}',
   operationId: 'updateWorkflow',
+  scope: 'workflows:write' as const,
   tags,
   summary: 'Update a workflow',
   description:
@@ -146,6 +150,7 @@ export const deleteWorkflowRoute = createRoute({
   method: 'delete',
   path: '/api/v1/workflows/{id}',
   operationId: 'deleteWorkflow',
+  scope: 'workflows:write' as const,
   tags,
   summary: 'Delete a workflow',
   description:

@@ -15,6 +15,7 @@ export const createWorkspaceRoute = createRoute({
   method: 'post',
   path: '/api/v1/workspaces',
   operationId: 'createWorkspace',
+  scope: 'workspaces:write' as const,
   tags: ['Workspaces'],
   summary: 'Create a workspace',
   description:

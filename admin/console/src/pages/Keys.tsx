@@ -2,9 +2,10 @@
 // button), listed masked, revoked with a second click to confirm. The list shows by default the keys
 // of the picked workspace's organization: its workspaces' keys and its members' personal keys. A
 // personal key belongs to a user, not to a workspace, so listing by workspace left out every one of
-// them, the bootstrap key included.
+// them, the bootstrap key included. A key may be limited to scopes (none ticked: its full reach).
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
+import { SCOPES } from '../../../../db/key-scopes.ts';
 import { ErrorNotice } from '../components/ErrorNotice.tsx';
 import { StatusBadge } from '../components/StatusBadge.tsx';
 import { dateTime } from '../format.ts';
@@ -82,6 +83,7 @@ export function Keys() {
               <th>Key</th>
               <th>Type</th>
               <th>Acts for</th>
+              <th>Scopes</th>
               <th>Created</th>
               <th>Last used</th>
               <th>State</th>
@@ -101,6 +103,7 @@ export function Keys() {
                     ? (workspaceNames.get(k.workspaceId ?? '') ?? k.workspaceId)
                     : (userNames.get(k.userId ?? '') ?? k.userId)}
                 </td>
+                <td className="key-scopes">{k.scopes.length ? k.scopes.join(', ') : 'all (unlimited)'}</td>
                 <td className="nowrap">{dateTime(k.createdAt)}</td>
                 <td className="nowrap">{dateTime(k.lastUsedAt)}</td>
                 <td>
@@ -147,13 +150,15 @@ function CreateKeyForm(props: { onCreated: (key: CreatedKey) => void; users: Out
   const [name, setName] = useState('');
   const [type, setType] = useState<'workspace' | 'personal'>('workspace');
   const [userId, setUserId] = useState('');
+  const [scopes, setScopes] = useState<(typeof SCOPES)[number][]>([]);
   const create = useMutation({
     mutationFn: () =>
       type === 'workspace'
-        ? trpc.keys.create.mutate({ type, workspaceId: workspace?.id ?? '', name })
-        : trpc.keys.create.mutate({ type, userId, name }),
+        ? trpc.keys.create.mutate({ type, workspaceId: workspace?.id ?? '', name, scopes })
+        : trpc.keys.create.mutate({ type, userId, name, scopes }),
     onSuccess: (key) => {
       setName('');
+      setScopes([]);
       props.onCreated(key);
     },
   });
@@ -194,6 +199,25 @@ function CreateKeyForm(props: { onCreated: (key: CreatedKey) => void; users: Out
             </select>
           </label>
         ) : null}
+      </div>
+      <fieldset className="scopes" aria-label="Scopes">
+        <legend>Scopes (none ticked: the key's full reach)</legend>
+        {SCOPES.map((s) => (
+          <label key={s} className="check">
+            <input
+              type="checkbox"
+              name="scope"
+              value={s}
+              checked={scopes.includes(s)}
+              onChange={(e) =>
+                setScopes(e.currentTarget.checked ? [...scopes, s] : scopes.filter((x) => x !== s))
+              }
+            />
+            {s}
+          </label>
+        ))}
+      </fieldset>
+      <div className="form-row">
         <button type="submit" disabled={create.isPending}>
           {create.isPending ? 'Creating…' : 'Create key'}
         </button>
