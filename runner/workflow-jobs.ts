@@ -6,6 +6,7 @@ import type { Job, PgBoss } from 'pg-boss';
 import { createBatcher } from '../db/batcher.ts';
 import { type Db, GENERIC_PLANS } from '../db/client.ts';
 import { type CancelledRun, settleCancelledStatement } from '../db/execution-cancels.ts';
+import { type CheckpointRow, saveCheckpointsStatement } from '../db/execution-checkpoints.ts';
 import { claimLimitedExecution, lockGroups } from '../db/execution-concurrency.ts';
 import {
   abandonExecution,
@@ -27,6 +28,7 @@ import type { SendCallbacks } from '../jobs/send-callbacks.ts';
 import type { Logger } from '../logger.ts';
 import type { RunnerSettings } from './blocks/block.ts';
 import type { CancelWatch } from './cancel-watch.ts';
+import { checkpointStore } from './checkpoint-store.ts';
 import type { Embedders } from './embeddings/embedder.ts';
 import { executionCost } from './execution-cost.ts';
 import type { Definition } from './executor/definition.ts';
@@ -157,6 +159,12 @@ export function workflowJobHandler(deps: WorkflowJobDeps) {
         return claimed?.claim ?? null;
       }),
     );
+  // Checkpoints of concurrent runs commit together (a crash after the commit never repeats the block).
+  const saveCheckpoint = createBatcher(async (rows: CheckpointRow[]) => {
+    const { text, params } = saveCheckpointsStatement(rows);
+    await db.query(text, params);
+    return rows.map(() => undefined);
+  });
   const loadChild = async (workspaceId: string, workflowId: string) => {
     const d = await deployedVersion(db, workflowId);
     return d && d.workspaceId === workspaceId
@@ -197,6 +205,7 @@ export function workflowJobHandler(deps: WorkflowJobDeps) {
           : new Map(),
         depth: claim.depth,
         ...(signal ? { signal } : {}),
+        checkpoints: await checkpointStore(db, executionId, claim.attempt, saveCheckpoint),
       },
       {
         pool: deps.pool,

@@ -8,6 +8,13 @@ import type { BlockConfig, BlockContext, BlockResult, Edge, Graph, RunnerSetting
 import { BLOCK_TYPES } from '../blocks/index.ts';
 import type { Embedders } from '../embeddings/embedder.ts';
 import type { FunctionPool } from '../sandbox/pool.ts';
+import {
+  type Checkpoint,
+  type CheckpointStore,
+  type ModelUsage,
+  needsCheckpoint,
+  scopedStore,
+} from './checkpoints.ts';
 import type { Definition } from './definition.ts';
 import { checkInputs } from './inputs.ts';
 import { type ResolveScope, resolveValue, substituteIntoCode } from './references.ts';
@@ -42,13 +49,11 @@ export interface ExecutionRequest {
   depth?: number;
   /** Cancels the run from outside (shutdown, admin cancel). */
   signal?: AbortSignal;
+  /** Where finished blocks with side effects are recorded, and found again after a crash. */
+  checkpoints?: CheckpointStore;
 }
 
-export interface ModelUsage {
-  promptTokens: number;
-  completionTokens: number;
-  cost: number;
-}
+export type { ModelUsage } from './checkpoints.ts';
 
 export interface ExecutionResult {
   success: boolean;
@@ -65,12 +70,23 @@ export interface ExecutionResult {
 /** A failure that ends the run: the block that failed and why. */
 class RunFailure extends Error {}
 
+/** What one block cost, for its checkpoint (the run's total is added to as well). */
+type Tally = { total: number; models: Record<string, ModelUsage> };
+
+/** Where a graph runs: inside which loop or parallel iteration, and its blocks' checkpoint key prefix. */
+interface Iteration {
+  parent: string;
+  index: number;
+  /** Prefixes the checkpoint keys of the graph's blocks (`loop[2]/`). */
+  path: string;
+}
+
 interface Run {
   req: ExecutionRequest;
   deps: ExecutorDeps;
   signal: AbortSignal;
   spans: Span[];
-  cost: { total: number; models: Record<string, ModelUsage> };
+  cost: Tally;
 }
 
 export async function executeWorkflow(req: ExecutionRequest, deps: ExecutorDeps): Promise<ExecutionResult> {
@@ -141,7 +157,7 @@ async function runGraph(
   spans: Span[],
   /** The enclosing graph's signal (the run's, for the top graph): a loop body stops with its loop. */
   parent: AbortSignal,
-  iteration?: { parent: string; index: number },
+  iteration?: Iteration,
 ): Promise<Map<string, { output: unknown; order: number }>> {
   const incoming = new Map<string, number[]>(graph.blocks.map((b) => [b.id, []]));
   for (const [i, e] of graph.edges.entries()) incoming.get(e.to)?.push(i);
@@ -179,6 +195,34 @@ async function runGraph(
       }
       const block = graph.blocks.find((b) => b.id === id) as BlockConfig;
       running++;
+      if (run.req.checkpoints) {
+        const handled = graph.edges.some((e) => e.from === id && e.branch === 'error');
+        checkpointed(run, run.req.checkpoints, block, roots, signal, spans, handled, iteration)
+          .then((done) => {
+            outputs.set(id, { output: done.output, order: outputs.size });
+            roots.set(id, done.output);
+            if (done.errored) setEdges(id, (e) => e.branch === 'error');
+            else {
+              const selected =
+                block.type === 'condition'
+                  ? (done.output as { selected: string | null }).selected
+                  : undefined;
+              setEdges(id, (e) => e.branch !== 'error' && (e.branch === undefined || e.branch === selected));
+            }
+          })
+          .catch((err: Error) => {
+            if (!failure && !parent.aborted) {
+              failure =
+                err instanceof RunFailure ? err : new RunFailure(`Block "${id}" failed: ${err.message}`);
+              stop(failure);
+            }
+          })
+          .finally(() => {
+            running--;
+            settleIfDone();
+          });
+        return;
+      }
       runAttempts(run, block, roots, signal, spans, iteration)
         .then((result) => {
           outputs.set(id, { output: result.output, order: outputs.size });
@@ -219,13 +263,67 @@ function runAttempts(
   roots: Map<string, unknown>,
   signal: AbortSignal,
   spans: Span[],
-  iteration?: { parent: string; index: number },
+  iteration?: Iteration,
+  tally?: Tally,
 ): Promise<BlockResult> {
   const policy = retryPolicy(block);
-  if (!policy) return runBlock(run, block, roots, signal, spans, iteration);
+  if (!policy) return runBlock(run, block, roots, signal, spans, iteration, undefined, tally);
   return withRetries(policy, signal, run.deps.retryDelay ?? waitInProcess, (attempt) =>
-    runBlock(run, block, roots, signal, spans, iteration, attempt),
+    runBlock(run, block, roots, signal, spans, iteration, attempt, tally),
   );
+}
+
+/**
+ * A block's run under checkpoints: the recorded result when an earlier attempt finished it (its spans
+ * and cost join this run's, once); else its run, then (for a block with side effects) its checkpoint,
+ * committed before the caller lets its dependents start. A failure the `error` edge takes is a result.
+ */
+async function checkpointed(
+  run: Run,
+  store: CheckpointStore,
+  block: BlockConfig,
+  roots: Map<string, unknown>,
+  signal: AbortSignal,
+  spans: Span[],
+  handled: boolean,
+  iteration?: Iteration,
+): Promise<{ output: unknown; errored: boolean }> {
+  const key = (iteration?.path ?? '') + block.id;
+  const saved = store.get(key);
+  if (saved) {
+    spans.push(...saved.spans);
+    run.cost.total += saved.cost;
+    for (const [model, usage] of Object.entries(saved.models)) addUsage(run, model, usage);
+    return { output: saved.output, errored: saved.errored };
+  }
+  if (!needsCheckpoint(block)) {
+    try {
+      return {
+        output: (await runAttempts(run, block, roots, signal, spans, iteration)).output,
+        errored: false,
+      };
+    } catch (err) {
+      if (handled && !signal.aborted) return { output: { error: (err as Error).message }, errored: true };
+      throw err;
+    }
+  }
+  const own: Span[] = [];
+  const tally: Tally = { total: 0, models: {} };
+  let done: { output: unknown; errored: boolean };
+  try {
+    done = {
+      output: (await runAttempts(run, block, roots, signal, own, iteration, tally)).output,
+      errored: false,
+    };
+  } catch (err) {
+    if (!handled || signal.aborted) throw err;
+    done = { output: { error: (err as Error).message }, errored: true };
+  } finally {
+    spans.push(...own);
+  }
+  const checkpoint: Checkpoint = { ...done, spans: own, cost: tally.total, models: tally.models };
+  await store.save(key, checkpoint);
+  return done;
 }
 
 async function runBlock(
@@ -234,8 +332,9 @@ async function runBlock(
   roots: Map<string, unknown>,
   signal: AbortSignal,
   spans: Span[],
-  iteration?: { parent: string; index: number },
+  iteration?: Iteration,
   attempt?: number,
+  tally?: Tally,
 ): Promise<BlockResult> {
   const type = BLOCK_TYPES.get(block.type);
   if (!type) throw new Error(`Unknown block type "${block.type}"`);
@@ -264,15 +363,20 @@ async function runBlock(
         `Invalid ${block.type} config after resolving references: ${first?.path.join('.') || '(root)'}: ${first?.message}`,
       );
     }
-    const ctx = blockContext(run, block, roots, scope, signal, logs, span);
+    const ctx = blockContext(run, block, roots, scope, signal, logs, span, iteration, tally);
     if (attempt) ctx.retried = true;
     const result = await type.run(parsed.data, ctx);
     span.output = traceValue(result.output);
     if (result.cost) {
       span.cost = result.cost;
       run.cost.total += result.cost;
+      if (tally) tally.total += result.cost;
     }
-    if (result.usage) addUsage(run, result.usage.model, { ...result.usage, cost: result.cost ?? 0 });
+    if (result.usage) {
+      const usage = { ...result.usage, cost: result.cost ?? 0 };
+      addUsage(run, result.usage.model, usage);
+      if (tally) addTo(tally, result.usage.model, usage);
+    }
     return result;
   } catch (err) {
     span.status = 'error';
@@ -292,11 +396,15 @@ async function runBlock(
 }
 
 function addUsage(run: Run, model: string, usage: ModelUsage) {
-  const m = run.cost.models[model] ?? { promptTokens: 0, completionTokens: 0, cost: 0 };
+  addTo(run.cost, model, usage);
+}
+
+function addTo(tally: Tally, model: string, usage: ModelUsage) {
+  const m = tally.models[model] ?? { promptTokens: 0, completionTokens: 0, cost: 0 };
   m.promptTokens += usage.promptTokens;
   m.completionTokens += usage.completionTokens;
   m.cost += usage.cost;
-  run.cost.models[model] = m;
+  tally.models[model] = m;
 }
 
 function abortMessage(signal: AbortSignal): string | undefined {
@@ -315,7 +423,10 @@ function blockContext(
   signal: AbortSignal,
   logs: string[],
   span: Span,
+  iteration?: Iteration,
+  tally?: Tally,
 ): BlockContext {
+  const key = (iteration?.path ?? '') + block.id;
   const { req, deps } = run;
   const blocks: Record<string, unknown> = {};
   for (const [k, v] of roots) if (k !== 'start' && k !== 'loop' && k !== 'parallel') blocks[k] = v;
@@ -339,6 +450,7 @@ function blockContext(
       const outputs = await runGraph(run, graph, inner, run.spans, signal, {
         parent: block.id,
         index: loopVars.index,
+        path: `${key}[${loopVars.index}]/`,
       });
       return Object.fromEntries([...outputs].map(([id, o]) => [id, o.output]));
     },
@@ -354,12 +466,24 @@ function blockContext(
           `Child workflow inputs: ${checked.issues.map((i) => `${i.path.at(-1)}: ${i.message}`).join('; ')}`,
         );
       const child = await executeWorkflow(
-        { ...req, workflowId, definition, inputs: checked.inputs, depth, signal },
+        {
+          ...req,
+          workflowId,
+          definition,
+          inputs: checked.inputs,
+          depth,
+          signal,
+          ...(req.checkpoints ? { checkpoints: scopedStore(req.checkpoints, `${key}>`) } : {}),
+        },
         deps,
       );
       span.children = child.spans;
       run.cost.total += child.blockCost;
-      for (const [model, usage] of Object.entries(child.models)) addUsage(run, model, usage);
+      if (tally) tally.total += child.blockCost;
+      for (const [model, usage] of Object.entries(child.models)) {
+        addUsage(run, model, usage);
+        if (tally) addTo(tally, model, usage);
+      }
       if (!child.success) throw new Error(`Child workflow failed: ${child.error}`);
       return child.output;
     },
