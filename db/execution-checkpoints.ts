@@ -39,3 +39,22 @@ export async function loadCheckpoints(db: Queryable, executionId: string): Promi
   );
   return new Map(rows.map((r) => [r.key, r.record]));
 }
+
+/**
+ * Records one checkpoint inside the transaction `tx` that made the block's writes, when its attempt
+ * still holds its processing execution; answers whether it was recorded. The execution's row is
+ * share-locked: a claim by another attempt waits for this transaction (and then reads its checkpoint)
+ * or has committed already (and then nothing is recorded: the caller rolls its writes back).
+ */
+export async function saveCheckpointIn(tx: Queryable, row: CheckpointRow): Promise<boolean> {
+  const kept = await tx.query(
+    `insert into execution_checkpoints (execution_id, key, attempt, record)
+      select e.id, $2, e.attempt, $4::jsonb from executions e
+       where e.id = $1 and e.attempt = $3 and e.status = 'processing'
+       for share
+      on conflict (execution_id, key) do nothing
+      returning key`,
+    [row.executionId, row.key, row.attempt, JSON.stringify(row.record)],
+  );
+  return kept.length === 1;
+}

@@ -1,9 +1,11 @@
 // The checkpoint store of one attempt at an execution (runner/executor/checkpoints.ts): what earlier
 // attempts recorded, read once at the claim (a first attempt has nothing to read: no round trip), and
-// the attempt's own checkpoints, written through the runner's group commit.
+// the attempt's own checkpoints, written through the runner's group commit, or in the transaction of
+// a block's own writes to this database (saveWith).
 import type { Queryable } from '../db/client.ts';
-import { type CheckpointRow, loadCheckpoints } from '../db/execution-checkpoints.ts';
+import { type CheckpointRow, loadCheckpoints, saveCheckpointIn } from '../db/execution-checkpoints.ts';
 import type { Checkpoint, CheckpointStore } from './executor/checkpoints.ts';
+import { holdPoint } from './hold-points.ts';
 
 export async function checkpointStore(
   db: Queryable,
@@ -15,5 +17,18 @@ export async function checkpointStore(
   return {
     get: (key) => saved.get(key) as Checkpoint | undefined,
     save: (key, record) => save({ executionId, attempt, key, record }),
+    async saveWith(key, work) {
+      const result = await db.transaction(async (tx) => {
+        const done = await work(tx);
+        await holdPoint('table-written');
+        const row = { executionId, attempt, key, record: done.checkpoint };
+        // Another attempt took the execution over: it will run the block, so these writes must not hold.
+        if (!(await saveCheckpointIn(tx, row)))
+          throw new Error("This attempt no longer holds its execution: the block's writes are undone");
+        return done.result;
+      });
+      await holdPoint('table-committed');
+      return result;
+    },
   };
 }

@@ -8,6 +8,7 @@
 // after a crash, harmlessly: a run without side effects pays nothing, which keeps the sync path as fast
 // as it was. A checkpoint's key is the block's id, prefixed by the iteration path inside loops and
 // parallels (`loop[2]/call`), and by the calling block inside a child workflow (`child>call`).
+import type { Queryable } from '../../db/client.ts';
 import type { BlockConfig } from '../blocks/block.ts';
 import type { Span } from './trace.ts';
 
@@ -32,13 +33,24 @@ export interface CheckpointStore {
   get(key: string): Checkpoint | undefined;
   /** Records a checkpoint; resolves once it is committed (or refused: the attempt lost its execution). */
   save(key: string, checkpoint: Checkpoint): Promise<void>;
+  /**
+   * Runs a block whose writes go to the store's own database (see writesWithCheckpoint) in one
+   * transaction with its checkpoint: both commit or neither, so a crash at any instant leaves the
+   * writes done once with the block recorded, or not done at all.
+   */
+  saveWith?<T>(
+    key: string,
+    work: (tx: Queryable) => Promise<{ result: T; checkpoint: Checkpoint }>,
+  ): Promise<T>;
 }
 
 /** The store seen from inside a child workflow run by the block at `prefix`. */
 export function scopedStore(store: CheckpointStore, prefix: string): CheckpointStore {
+  const { saveWith } = store;
   return {
     get: (key) => store.get(prefix + key),
     save: (key, checkpoint) => store.save(prefix + key, checkpoint),
+    ...(saveWith ? { saveWith: (key, work) => saveWith(prefix + key, work) } : {}),
   };
 }
 
@@ -62,4 +74,9 @@ export function needsCheckpoint(block: BlockConfig): boolean {
     default:
       return false;
   }
+}
+
+/** Whether a block's side effects are writes to the checkpoints' own database (a table's rows). */
+export function writesWithCheckpoint(block: BlockConfig): boolean {
+  return block.type === 'table' && block.operation !== 'query';
 }

@@ -3,7 +3,13 @@
 // execute.ts through the Run).
 import type { BlockConfig, BlockContext, BlockResult } from '../blocks/block.ts';
 import { BLOCK_TYPES } from '../blocks/index.ts';
-import { type Checkpoint, type CheckpointStore, needsCheckpoint, scopedStore } from './checkpoints.ts';
+import {
+  type Checkpoint,
+  type CheckpointStore,
+  needsCheckpoint,
+  scopedStore,
+  writesWithCheckpoint,
+} from './checkpoints.ts';
 import { checkInputs } from './inputs.ts';
 import { type ResolveScope, resolveValue, substituteIntoCode } from './references.ts';
 import { retryPolicy, waitInProcess, withRetries } from './retry.ts';
@@ -72,21 +78,29 @@ export async function checkpointed(
   }
   const own: Span[] = [];
   const tally: Tally = { total: 0, models: {} };
-  let done: { output: unknown; errored: boolean };
-  try {
-    done = {
-      output: (await runAttempts(run, block, roots, signal, own, iteration, tally)).output,
-      errored: false,
-    };
-  } catch (err) {
-    if (!handled || signal.aborted) throw err;
-    done = { output: { error: (err as Error).message }, errored: true };
-  } finally {
-    spans.push(...own);
+  const finish = async (blockRun: Run) => {
+    let result: { output: unknown; errored: boolean };
+    try {
+      result = {
+        output: (await runAttempts(blockRun, block, roots, signal, own, iteration, tally)).output,
+        errored: false,
+      };
+    } catch (err) {
+      if (!handled || signal.aborted) throw err;
+      result = { output: { error: (err as Error).message }, errored: true };
+    } finally {
+      spans.push(...own);
+    }
+    const checkpoint: Checkpoint = { ...result, spans: own, cost: tally.total, models: tally.models };
+    return { result, checkpoint };
+  };
+  if (store.saveWith && writesWithCheckpoint(block)) {
+    // The block writes through the checkpoint's transaction (it reaches no graph or child workflow).
+    return store.saveWith(key, (db) => finish({ ...run, deps: { ...run.deps, db } }));
   }
-  const checkpoint: Checkpoint = { ...done, spans: own, cost: tally.total, models: tally.models };
+  const { result, checkpoint } = await finish(run);
   await store.save(key, checkpoint);
-  return done;
+  return result;
 }
 
 async function runBlock(

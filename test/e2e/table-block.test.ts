@@ -153,6 +153,44 @@ it('fails the block, and writes nothing, when a row breaks the table rules', asy
   expect(await rowsOf()).toEqual(before);
 });
 
+it('hands a refused write to its error edge inside the transaction of its checkpoint', async () => {
+  // The block's writes and its checkpoint share one transaction: the refused insert is rolled back
+  // to its savepoint, so the handled failure is still recorded and the next table block writes.
+  const before = await rowsOf();
+  const result = await run({
+    blocks: [
+      {
+        id: 'add',
+        type: 'table',
+        operation: 'insert',
+        table: 'contacts',
+        rows: [{ email: 'retried@example.com' }, { email: 'a@example.com' }],
+      },
+      {
+        id: 'note',
+        type: 'table',
+        operation: 'insert',
+        table: 'contacts',
+        data: { email: 'noted@example.com' },
+      },
+      { id: 'out', type: 'response', data: { error: '<add.error>', noted: '<note.insertedCount>' } },
+    ],
+    edges: [
+      { from: 'add', to: 'note', branch: 'error' },
+      { from: 'note', to: 'out' },
+    ],
+  });
+  expect(result).toMatchObject({
+    success: true,
+    output: { error: expect.stringContaining('rows.1.email'), noted: 1 },
+  });
+  const spans = (await svc.admin.executions.get.query({ id: result.executionId })).traceSpans;
+  expect(spans.filter((s: { blockId: string }) => s.blockId === 'add')).toHaveLength(1);
+  expect(await rowsOf()).toEqual(
+    [...before, { email: 'noted@example.com' }].sort((a, b) => a.email.localeCompare(b.email)),
+  );
+});
+
 it('reaches only the tables of its own workspace', async () => {
   const other = await createTenant(svc.admin, { plan: 'enterprise' });
   const unknown = await run({ blocks: [{ id: 'q', type: 'table', operation: 'query', table: 'nope' }] });
