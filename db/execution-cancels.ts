@@ -6,6 +6,7 @@
 // blocks that finished (settleCancelledStatement): a cancelled run is charged for what ran, no more.
 import type { Queryable, Statement } from './client.ts';
 import { EXECUTION_DONE_CHANNEL, type ExecutionCost } from './executions.ts';
+import { chargeUsageCte } from './usage.ts';
 
 /** Runners LISTEN here; the payload is the cancelled execution's id. */
 export const EXECUTION_CANCEL_CHANNEL = 'execution_cancel';
@@ -111,13 +112,7 @@ export function settleCancelledStatement(runs: CancelledRun[]): Statement {
          from input i
         where e.id = i.id and e.attempt = i.attempt and e.status = 'cancelled' and e.cost is null
        returning e.id, e.billing_subject, i.cost_total, e.ended_at),
-     spent as (
-       insert into usage_periods as u (subject, period_start, cost, executions)
-       select billing_subject, date_trunc('month', ended_at at time zone 'UTC')::date, sum(cost_total), count(*)
-         from done where billing_subject is not null
-        group by 1, 2 order by 1, 2
-       on conflict (subject, period_start) do update
-         set cost = u.cost + excluded.cost, executions = u.executions + excluded.executions, updated_at = now())
+     ${chargeUsageCte('done')}
      select id from done`,
     params: [JSON.stringify(batch)],
   };

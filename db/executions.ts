@@ -5,6 +5,7 @@
 // finds the final row.
 import { invalidField } from '../errors.ts';
 import type { Queryable, Row, Statement } from './client.ts';
+import { chargeUsageCte } from './usage.ts';
 
 export const EXECUTION_DONE_CHANNEL = 'execution_done';
 
@@ -230,13 +231,7 @@ export function finishStatement(results: FinishedExecution[]): Statement {
          cost = i.cost, ended_at = i.ended_at
        from input i where e.id = i.id and e.attempt = i.attempt and e.status = 'processing'
        returning e.id, e.billing_subject, i.notice, i.cost_total, i.ended_at),
-     spent as (
-       insert into usage_periods as u (subject, period_start, cost, executions)
-       select billing_subject, date_trunc('month', ended_at at time zone 'UTC')::date, sum(cost_total), count(*)
-         from done where billing_subject is not null
-        group by 1, 2 order by 1, 2
-       on conflict (subject, period_start) do update
-         set cost = u.cost + excluded.cost, executions = u.executions + excluded.executions, updated_at = now())
+     ${chargeUsageCte('done')}
      select id, pg_notify($2, notice) from done`,
     params: [JSON.stringify(batch), EXECUTION_DONE_CHANNEL],
   };

@@ -63,6 +63,22 @@ export function billingPeriod(now: Date): { start: Date; end: Date } {
 /** The first day of the billing period of `now`, as a date. */
 const periodStartOf = (now: Date) => billingPeriod(now).start.toISOString().slice(0, 10);
 
+/**
+ * The CTE (named `spent`) that adds runs' cost to their billed subjects' spend for the period each
+ * ended in: one place, so finishing and cancelling charge alike. `source` names an earlier CTE with
+ * columns billing_subject, cost_total and ended_at, one row per run charged. Rows are grouped and
+ * upserted in key order, so concurrent batches lock usage rows in the same order and never deadlock.
+ */
+export function chargeUsageCte(source: string): string {
+  return `spent as (
+       insert into usage_periods as u (subject, period_start, cost, executions)
+       select billing_subject, date_trunc('month', ended_at at time zone 'UTC')::date, sum(cost_total), count(*)
+         from ${source} where billing_subject is not null
+        group by 1, 2 order by 1, 2
+       on conflict (subject, period_start) do update
+         set cost = u.cost + excluded.cost, executions = u.executions + excluded.executions, updated_at = now())`;
+}
+
 /** A subject's spend in the billing period of `now`, in dollars (0 when nothing was spent). */
 async function periodSpend(db: Queryable, subject: string, now: Date): Promise<number> {
   const [row] = await db.query<{ cost: string }>(
