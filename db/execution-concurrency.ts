@@ -19,16 +19,18 @@ export const MAX_CONCURRENCY_LIMIT = 1000;
 /**
  * Takes the advisory locks of these executions' groups, in one order for every caller (two
  * transactions that lock two groups never wait on each other crosswise). Executions without a group
- * lock nothing.
+ * lock nothing. Answers whether any of them has a group, so a caller can skip the hand-over of slots
+ * that none of them holds.
  */
-export async function lockGroups(tx: Queryable, ids: string[]): Promise<void> {
-  await tx.query(
+export async function lockGroups(tx: Queryable, ids: string[]): Promise<boolean> {
+  const locked = await tx.query(
     `select pg_advisory_xact_lock(k) from (
        select distinct hashtextextended(workflow_id::text || '/' || concurrency_group, 0) as k
          from executions where id = any($1::uuid[]) and concurrency_group is not null
         order by k) g`,
     [ids],
   );
+  return locked.length > 0;
 }
 
 /** A claim of a limited execution: what claimExecutions answers, or that it must wait its turn. */

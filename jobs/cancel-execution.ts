@@ -36,7 +36,8 @@ export function executionCanceller(deps: { db: Db; config: Config; queue: PgBoss
     deps.db.transaction(async (tx) => {
       const { executionId: id } = request;
       // The group's lock before the row's, the order every claim and end of a limited group takes.
-      await lockGroups(tx, [id]);
+      // Without a group (most executions) there is no slot to hand on: the hand-over is skipped.
+      const limited = await lockGroups(tx, [id]);
       const done = await cancelExecution(tx, id, request.by);
       if (!done) {
         const row = await getExecution(tx, id);
@@ -56,7 +57,7 @@ export function executionCanceller(deps: { db: Db; config: Config; queue: PgBoss
         }),
         done.hasCallback ? sendCallbacks(tx, [id]) : undefined,
       ]);
-      await releaseSlots(deps.queue, tx, [id], deps.config.QUEUE_HEARTBEAT_SECONDS);
+      if (limited) await releaseSlots(deps.queue, tx, [id], deps.config.QUEUE_HEARTBEAT_SECONDS);
       return { kind: 'cancelled', execution: done };
     });
 }

@@ -71,11 +71,20 @@ describe('checkpoints', () => {
     expect(started.status).toBe(202);
     const id = started.body.taskId as string;
     await until(() => (hits.get(stallPath) ? true : undefined), 'the first attempt to stall');
+    const heldWhileStalled = await checkpointsOf(id);
     // What pg-boss does once the stalled runner's heartbeat lapses: the job again, to any runner.
     await svc.queue.send(QUEUES.workflowExecute, { executionId: id });
     const done = await pollJob(svc.call, tenant.key, id);
     const detail = await svc.admin.executions.get.query({ id });
-    return { id, done, detail };
+    return { id, done, detail, heldWhileStalled };
+  }
+
+  async function checkpointsOf(id: string): Promise<number> {
+    const [row] = await svc.db.query<{ n: number }>(
+      'select count(*)::int as n from execution_checkpoints where execution_id = $1',
+      [id],
+    );
+    return row?.n ?? 0;
   }
 
   it('continues after the finished http block: one call, the execution completes', async () => {
@@ -92,7 +101,10 @@ describe('checkpoints', () => {
         { from: 'later', to: 'done' },
       ],
     });
-    const { id, done, detail } = await takeOver(wf, '/stall?w=1');
+    const { id, done, detail, heldWhileStalled } = await takeOver(wf, '/stall?w=1');
+    // Held while the execution was unfinished, gone with the transaction that finished it.
+    expect(heldWhileStalled).toBeGreaterThan(0);
+    expect(await checkpointsOf(id)).toBe(0);
     expect(done.body).toMatchObject({
       status: 'completed',
       output: { first: '/count?w=1', later: '/stall?w=1' },
@@ -106,6 +118,28 @@ describe('checkpoints', () => {
       id,
     ]);
     expect(row?.attempt).toBe(2);
+  });
+
+  it('a cancel deletes the checkpoints in its own transaction', async () => {
+    const wf = await deployWorkflow(svc.admin, tenant.workspace.id, {
+      blocks: [
+        { id: 'call', type: 'http', url: `${base}/count?w=5` },
+        { id: 'later', type: 'http', url: `${base}/stall?w=5` },
+      ],
+      edges: [{ from: 'call', to: 'later' }],
+    });
+    const started = await svc.call('POST', `/api/workflows/${wf}/execute`, {
+      key: tenant.key,
+      body: { async: true },
+    });
+    const id = started.body.taskId as string;
+    await until(() => (hits.get('/stall?w=5') ? true : undefined), 'the attempt to stall');
+    expect(await checkpointsOf(id)).toBeGreaterThan(0);
+    const cancelled = await svc.call('POST', `/api/workflows/${wf}/executions/${id}/cancel`, {
+      key: tenant.key,
+    });
+    expect(cancelled.status).toBe(200);
+    expect(await checkpointsOf(id)).toBe(0);
   });
 
   it('does not repeat the finished iterations of a loop', async () => {
