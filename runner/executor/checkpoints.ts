@@ -9,6 +9,7 @@
 // as it was. A checkpoint's key is the block's id, prefixed by the iteration path inside loops and
 // parallels (`loop[2]/call`), and by the calling block inside a child workflow (`child>call`).
 import type { BlockConfig } from '../blocks/block.ts';
+import type { PendingRetry } from './park.ts';
 import type { Span } from './trace.ts';
 
 export interface ModelUsage {
@@ -25,6 +26,10 @@ export interface Checkpoint {
   spans: Span[];
   cost: number;
   models: Record<string, ModelUsage>;
+  /** The block parked the execution until then (epoch ms): before it, a takeover parks again. */
+  dueAt?: number;
+  /** A parked retry: the block is not finished; it goes on with this attempt once due. */
+  pending?: PendingRetry;
 }
 
 export interface CheckpointStore {
