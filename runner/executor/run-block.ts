@@ -40,7 +40,8 @@ export function runAttempts(
     run.deps.retryDelay ?? waitInProcess,
     (attempt) => runBlock(run, block, roots, signal, spans, iteration, attempt, tally),
     from,
-    canPark(run, iteration)
+    // An injected delay (the backoff tests record delays) takes every delay, long ones included.
+    canPark(run, iteration) && !run.deps.retryDelay
       ? (ms, next) => {
           if (ms > PARK_AFTER_MS) throw new ParkSignal(nowMs(run) + ms, next);
         }
