@@ -8,6 +8,7 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { QUEUES } from '../../jobs/queues.ts';
 import { resumeDueExecutions } from '../../jobs/resume-parked.ts';
 import { killAll, serviceRunnerEnv, startRunnerProcess } from '../helpers/runner-processes.ts';
 import { createTenant, startTestService, type Tenant, type TestService } from '../helpers/service.ts';
@@ -117,6 +118,43 @@ describe('parked executions', () => {
       'done',
       'pause',
     ]);
+  });
+
+  it('a takeover before the due time (crash between checkpoint and park) parks again; a stray job does nothing', async () => {
+    const wf = await deployWorkflow(svc.admin, tenant.workspace.id, waitFlow('t=7'));
+    const id = await start(wf);
+    const { metadata } = await parked(id);
+    // A stray delivery of a parked execution: no claim, nothing runs.
+    await svc.queue.send(QUEUES.workflowExecute, { executionId: id });
+    // As if the runner died after the park's checkpoint, before the row recorded the park.
+    await svc.db.query('update executions set resume_at = null where id = $1', [id]);
+    await svc.queue.send(QUEUES.workflowExecute, { executionId: id });
+    const again = await parked(id);
+    expect(again.metadata.resumeAt).toBe(metadata.resumeAt);
+    expect(hits.get('/before?t=7')).toBe(1);
+    expect(hits.get('/after?t=7')).toBeUndefined();
+    now += HOUR;
+    expect((await pollJob(svc.call, tenant.key, id)).body.status).toBe('completed');
+    expect(hits.get('/after?t=7')).toBe(1);
+  });
+
+  it('one path parks while another runs: the other finishes first, nothing repeats on resume', async () => {
+    const wf = await deployWorkflow(svc.admin, tenant.workspace.id, {
+      blocks: [
+        { id: 'pause', type: 'wait', ms: HOUR },
+        { id: 'side', type: 'http', url: `${base}/side?t=8` },
+        { id: 'after', type: 'http', url: `${base}/after?t=8` },
+      ],
+      edges: [{ from: 'pause', to: 'after' }],
+    });
+    const id = await start(wf);
+    await parked(id);
+    expect(hits.get('/side?t=8')).toBe(1);
+    expect(hits.get('/after?t=8')).toBeUndefined();
+    now += HOUR;
+    expect((await pollJob(svc.call, tenant.key, id)).body.status).toBe('completed');
+    expect(hits.get('/side?t=8')).toBe(1);
+    expect(hits.get('/after?t=8')).toBe(1);
   });
 
   it('refuses a wait beyond 30 days at deploy', async () => {
