@@ -52,6 +52,8 @@ export function executionAnswers(deps: ApiDeps) {
   /** Waits for a sync execution's result; null when it is still running after the wait. */
   async function result(started: StartedCall): Promise<DoneNotice | null> {
     const notice = started.wait ? await started.wait.done : null;
+    // A parked execution goes on later, maybe days later: the caller gets its job now.
+    if (notice?.status === 'parked') return null;
     // The notice carries the result unless it was too large for one; then the row has it.
     if (notice && (notice.status !== 'completed' || 'output' in notice)) return notice;
     return finishedRow(started.executionId);

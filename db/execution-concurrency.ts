@@ -9,7 +9,8 @@
 // result, abandoned job) sends, in the transaction that records it, a new job to the waiting ones
 // that the freed slots now let in. The count is of rows `processing`: a runner that dies holding one
 // keeps its slot only until pg-boss retries the job (the new attempt holds the same slot) or gives
-// up on it (the abandon ends it and lets the next one in).
+// up on it (the abandon ends it and lets the next one in). A parked execution (resume_at set) holds
+// no slot: its park releases it like an end; resumed, it takes one back at once (it keeps running).
 import type { Queryable } from './client.ts';
 import type { Claim } from './executions.ts';
 
@@ -47,9 +48,9 @@ export async function claimLimitedExecution(tx: Queryable, id: string): Promise<
     `select me.status, me.concurrency_limit as limit,
             (select count(*)::int from executions e
               where e.workflow_id = me.workflow_id and e.concurrency_group = me.concurrency_group and e.id <> me.id
-                and (e.status = 'processing'
+                and ((e.status = 'processing' and e.resume_at is null)
                      or (e.status = 'queued' and (e.created_at, e.id) < (me.created_at, me.id)))) as ahead
-       from executions me where me.id = $1 and me.status in ('queued', 'processing')`,
+       from executions me where me.id = $1 and me.status in ('queued', 'processing') and me.resume_at is null`,
     [id],
   );
   if (!me) return null;
@@ -88,7 +89,7 @@ export async function releaseWaiting(tx: Queryable, endedIds: string[]): Promise
          cross join lateral (
            select count(*)::int as n from executions e
             where e.workflow_id = g.workflow_id and e.concurrency_group = g.concurrency_group
-              and e.status = 'processing') p
+              and e.status = 'processing' and e.resume_at is null) p
          cross join lateral (
            select e.id, e.concurrency_waiting, e.concurrency_limit, e.created_at from executions e
             where e.workflow_id = g.workflow_id and e.concurrency_group = g.concurrency_group

@@ -38,6 +38,8 @@ export interface ExecutionRow {
   /** Set with status `cancelled` (db/execution-cancels.ts). */
   cancelled_at: Date | null;
   cancelled_by: string | null;
+  /** Set while the execution is parked (db/execution-parks.ts): when it is due to go on. */
+  resume_at?: Date | null;
 }
 
 export interface NewExecution {
@@ -127,7 +129,7 @@ export type Claim = Pick<
 export async function claimExecutions(db: Queryable, ids: string[]): Promise<Map<string, Claim>> {
   const rows = await db.query<Claim & { id: string }>(
     `update executions set status = 'processing', attempt = attempt + 1, started_at = coalesce(started_at, now())
-      where id = any($1::uuid[]) and status in ('queued', 'processing')
+      where id = any($1::uuid[]) and status in ('queued', 'processing') and resume_at is null
       returning id, attempt, workspace_id, workflow_id, version, inputs, depth, started_at,
         callback_url is not null as has_callback`,
     [ids],
@@ -167,7 +169,8 @@ export interface ExecutionOutcome {
 /** What a finished execution's notice carries, so a waiting API can answer without reading the row. */
 export interface DoneNotice {
   id: string;
-  status: 'completed' | 'failed' | 'cancelled';
+  /** `parked` (db/execution-parks.ts): not an end; the waiter hands the caller the job. */
+  status: 'completed' | 'failed' | 'cancelled' | 'parked';
   /** Absent when it would not fit a notification: the waiter then reads the row. */
   output?: unknown;
   error?: string | null;
@@ -298,6 +301,7 @@ function recordedJob(row: ExecutionRow) {
       workflowId: row.workflow_id,
       mode: row.mode,
       trigger: row.trigger,
+      ...(row.resume_at && row.status === 'processing' ? { resumeAt: row.resume_at.toISOString() } : {}),
       ...(row.cancelled_at
         ? { cancelledAt: row.cancelled_at.toISOString(), cancelledBy: row.cancelled_by ?? 'unknown' }
         : {}),

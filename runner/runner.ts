@@ -24,6 +24,7 @@ import type { RetryDelay } from './executor/retry.ts';
 import { createIngestPool } from './ingestion/pool.ts';
 import { settleLane, startPump } from './job-pump.ts';
 import { deadDocumentHandler, knowledgeJobHandler } from './knowledge-jobs.ts';
+import { startParkSweeper } from './park-sweeper.ts';
 import { createFunctionPool } from './sandbox/pool.ts';
 import { scheduleJobHandler } from './schedule-jobs.ts';
 import { runnerSettings } from './settings.ts';
@@ -44,6 +45,8 @@ export async function startRunner(deps: {
   bossClock?: Clock;
   /** The wait between a block's retry attempts (tests record delays instead of sleeping). */
   retryDelay?: RetryDelay;
+  /** The clock parked executions are due by (tests move it); the system clock otherwise. */
+  clock?: () => Date;
 }): Promise<Runner> {
   const { db, config, log } = deps;
   const boss = await startBoss(db, {
@@ -107,7 +110,15 @@ export async function startRunner(deps: {
       sendCallbacks,
       cancels,
       heartbeatSeconds: config.QUEUE_HEARTBEAT_SECONDS,
+      ...(deps.clock ? { now: deps.clock } : {}),
     }),
+  });
+  const parked = startParkSweeper({
+    db,
+    boss,
+    log,
+    now: deps.clock ?? (() => new Date()),
+    heartbeatSeconds: config.QUEUE_HEARTBEAT_SECONDS,
   });
   const dead = await startPump<WorkflowExecutePayload>({
     ...common,
@@ -153,6 +164,7 @@ export async function startRunner(deps: {
   return {
     boss,
     async stop() {
+      await parked.stop();
       await firings.stop();
       await dead.stop();
       // An attempt cut short by a stop is made again by the runner that next takes its job.

@@ -8,6 +8,7 @@ import { type Db, GENERIC_PLANS } from '../db/client.ts';
 import { type CancelledRun, settleCancelledStatement } from '../db/execution-cancels.ts';
 import { type CheckpointRow, saveCheckpointsStatement } from '../db/execution-checkpoints.ts';
 import { claimLimitedExecution, lockGroups } from '../db/execution-concurrency.ts';
+import { parkExecution } from '../db/execution-parks.ts';
 import {
   abandonExecution,
   type Claim,
@@ -59,6 +60,8 @@ export interface WorkflowJobDeps {
   cancels?: CancelWatch;
   /** The heartbeat of the jobs sent to executions let in by a concurrency slot that freed. */
   heartbeatSeconds?: number;
+  /** The clock parked blocks are due by (runner/executor/park.ts); the system clock by default. */
+  now?: () => Date;
 }
 
 export function workflowJobHandler(deps: WorkflowJobDeps) {
@@ -165,6 +168,20 @@ export function workflowJobHandler(deps: WorkflowJobDeps) {
     await db.query(text, params);
     return rows.map(() => undefined);
   });
+  // A parked execution lets go of its concurrency slot and its job in the transaction that parks it;
+  // the sweeper (runner/park-sweeper.ts) sends it a new job when it is due.
+  const park = (id: string, attempt: number, until: Date, job: JobAttempt, limited: boolean) =>
+    deps.settle(() =>
+      db.transaction(async (tx) => {
+        if (limited) await lockGroups(tx, [id]);
+        const parked = await parkExecution(tx, id, attempt, until);
+        if (!parked) return false;
+        if (limited) await releaseSlots(deps.boss, tx, [id], deps.heartbeatSeconds);
+        const { text, params } = await completeJobsStatement(deps.boss, queue, [job]);
+        await tx.query(text, params);
+        return true;
+      }),
+    );
   const loadChild = async (workspaceId: string, workflowId: string) => {
     const d = await deployedVersion(db, workflowId);
     return d && d.workspaceId === workspaceId
@@ -206,6 +223,7 @@ export function workflowJobHandler(deps: WorkflowJobDeps) {
         depth: claim.depth,
         ...(signal ? { signal } : {}),
         checkpoints: await checkpointStore(db, executionId, claim.attempt, saveCheckpoint),
+        parkable: true,
       },
       {
         pool: deps.pool,
@@ -215,8 +233,12 @@ export function workflowJobHandler(deps: WorkflowJobDeps) {
         defaultTimeoutMs: deps.defaultTimeoutMs,
         loadDeployed: loadChild,
         ...(deps.retryDelay ? { retryDelay: deps.retryDelay } : {}),
+        ...(deps.now ? { now: deps.now } : {}),
       },
     ).finally(() => watched?.release());
+    if (result.parkedUntil && !watched?.cancelled()) {
+      if (await park(executionId, claim.attempt, result.parkedUntil, jobAttempt, limited)) return;
+    }
     if (watched?.cancelled()) {
       await settleCancelled({
         id: executionId,

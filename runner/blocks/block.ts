@@ -33,6 +33,11 @@ export interface BlockContext {
    * transient failure (runner/blocks/failures.ts) instead of retrying itself or answering it as output.
    */
   retried?: boolean;
+  /**
+   * Set where the execution may park (runner/executor/park.ts): throws when `ms` is long enough to
+   * park, the block's output once due being `output`; returns when the block should wait in-process.
+   */
+  park?(ms: number, output: unknown): void;
   /** Runs another deployed workflow of the workspace as a child; resolves to its output. */
   runWorkflow(workflowId: string, inputs: Record<string, unknown>): Promise<unknown>;
 }

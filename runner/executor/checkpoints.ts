@@ -10,6 +10,7 @@
 // parallels (`loop[2]/call`), and by the calling block inside a child workflow (`child>call`).
 import type { Queryable } from '../../db/client.ts';
 import type { BlockConfig } from '../blocks/block.ts';
+import type { PendingRetry } from './park.ts';
 import type { Span } from './trace.ts';
 
 export interface ModelUsage {
@@ -26,6 +27,10 @@ export interface Checkpoint {
   spans: Span[];
   cost: number;
   models: Record<string, ModelUsage>;
+  /** The block parked the execution until then (epoch ms): before it, a takeover parks again. */
+  dueAt?: number;
+  /** A parked retry: the block is not finished; it goes on with this attempt once due. */
+  pending?: PendingRetry;
 }
 
 export interface CheckpointStore {

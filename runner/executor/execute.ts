@@ -4,6 +4,7 @@
 // each one); enforces the workflow's time limit.
 
 import type { BlockConfig, Edge, Graph } from '../blocks/block.ts';
+import { ParkSignal } from './park.ts';
 import {
   type ExecutionRequest,
   type ExecutionResult,
@@ -55,6 +56,8 @@ export async function executeWorkflow(req: ExecutionRequest, deps: ExecutorDeps)
     const outputs = await runGraph(run, req.definition, roots, run.spans, run.signal);
     return finish({ success: true, output: workflowOutput(req.definition, outputs) });
   } catch (err) {
+    if (err instanceof ParkSignal && !signal.aborted)
+      return { ...finish({ success: false, error: err.message }), parkedUntil: new Date(err.dueAt) };
     if (timedOut) return finish({ success: false, error: `Workflow timed out after ${timeoutMs} ms` });
     if (req.signal?.aborted) return finish({ success: false, error: 'Execution was cancelled' });
     return finish({ success: false, error: (err as Error).message });
@@ -108,6 +111,8 @@ async function runGraph(
   const { signal, abort: stop, unlink } = linkedAbort(parent);
   let running = 0;
   let failure: Error | null = null;
+  // The earliest moment a parked block is due: the graph ends parked once nothing else runs.
+  let parkedUntil: number | null = null;
 
   return new Promise((resolve, reject) => {
     const settleIfDone = () => {
@@ -115,6 +120,7 @@ async function runGraph(
       unlink();
       if (failure) reject(failure);
       else if (parent.aborted) reject(parent.reason);
+      else if (parkedUntil !== null) reject(new ParkSignal(parkedUntil));
       else resolve(outputs);
     };
     const setEdges = (from: string, pick: (e: Edge) => boolean) => {
@@ -151,7 +157,10 @@ async function runGraph(
             }
           })
           .catch((err: Error) => {
-            if (!failure && !parent.aborted) {
+            if (err instanceof ParkSignal) {
+              // Nothing downstream of a parked block starts; the other paths run on until they end or park.
+              parkedUntil = Math.min(parkedUntil ?? err.dueAt, err.dueAt);
+            } else if (!failure && !parent.aborted) {
               failure =
                 err instanceof RunFailure ? err : new RunFailure(`Block "${id}" failed: ${err.message}`);
               stop(failure);

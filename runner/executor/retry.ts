@@ -6,6 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { CodeFailure, TransientFailure } from '../blocks/failures.ts';
+import type { PendingRetry } from './park.ts';
 
 /** Longest delay between two attempts, for delayMs and maxDelayMs. */
 export const MAX_RETRY_DELAY_MS = 3_600_000;
@@ -94,16 +95,19 @@ function retryableReason(err: unknown, policy: RetryPolicy): string | null {
 
 /**
  * Runs `attempt(1)`, `attempt(2)`, … until one succeeds, a failure is not retryable, or maxAttempts
- * are spent: then the block fails with an error that lists each attempt's cause.
+ * are spent: then the block fails with an error that lists each attempt's cause. `from`: a parked
+ * retry going on (runner/executor/park.ts). `park` is offered each delay first; it throws to park.
  */
 export async function withRetries<T>(
   policy: RetryPolicy,
   signal: AbortSignal,
   delay: RetryDelay,
   attempt: (n: number) => Promise<T>,
+  from?: PendingRetry,
+  park?: (ms: number, next: PendingRetry) => void,
 ): Promise<T> {
-  const causes: string[] = [];
-  for (let n = 1; ; n++) {
+  const causes: string[] = [...(from?.causes ?? [])];
+  for (let n = from?.attempt ?? 1; ; n++) {
     try {
       return await attempt(n);
     } catch (err) {
@@ -112,7 +116,9 @@ export async function withRetries<T>(
       causes.push(reason);
       if (n >= policy.maxAttempts) throw exhausted(causes);
       const retryAfter = err instanceof TransientFailure ? err.retryAfterMs : undefined;
-      await delay(retryDelayMs(policy, n + 1, retryAfter), signal);
+      const ms = retryDelayMs(policy, n + 1, retryAfter);
+      park?.(ms, { attempt: n + 1, causes: [...causes] });
+      await delay(ms, signal);
       // A wait that ends on its own as the run stops must not start another attempt.
       signal.throwIfAborted();
     }

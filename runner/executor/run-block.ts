@@ -11,6 +11,7 @@ import {
   writesWithCheckpoint,
 } from './checkpoints.ts';
 import { checkInputs } from './inputs.ts';
+import { PARK_AFTER_MS, ParkSignal, type PendingRetry } from './park.ts';
 import { type ResolveScope, resolveValue, substituteIntoCode } from './references.ts';
 import { retryPolicy, waitInProcess, withRetries } from './retry.ts';
 import {
@@ -19,6 +20,7 @@ import {
   addUsage,
   type Iteration,
   MAX_WORKFLOW_DEPTH,
+  nowMs,
   type Run,
   RunFailure,
   type Tally,
@@ -34,12 +36,28 @@ export function runAttempts(
   spans: Span[],
   iteration?: Iteration,
   tally?: Tally,
+  from?: PendingRetry,
 ): Promise<BlockResult> {
   const policy = retryPolicy(block);
   if (!policy) return runBlock(run, block, roots, signal, spans, iteration, undefined, tally);
-  return withRetries(policy, signal, run.deps.retryDelay ?? waitInProcess, (attempt) =>
-    runBlock(run, block, roots, signal, spans, iteration, attempt, tally),
+  return withRetries(
+    policy,
+    signal,
+    run.deps.retryDelay ?? waitInProcess,
+    (attempt) => runBlock(run, block, roots, signal, spans, iteration, attempt, tally),
+    from,
+    // An injected delay (the backoff tests record delays) takes every delay, long ones included.
+    canPark(run, iteration) && !run.deps.retryDelay
+      ? (ms, next) => {
+          if (ms > PARK_AFTER_MS) throw new ParkSignal(nowMs(run) + ms, next);
+        }
+      : undefined,
   );
+}
+
+/** Only the top graph of the runner's own run parks (runner/executor/park.ts says why). */
+function canPark(run: Run, iteration: Iteration | undefined): boolean {
+  return run.req.parkable === true && run.req.checkpoints !== undefined && iteration === undefined;
 }
 
 /**
@@ -59,47 +77,70 @@ export async function checkpointed(
 ): Promise<{ output: unknown; errored: boolean }> {
   const key = (iteration?.path ?? '') + block.id;
   const saved = store.get(key);
-  if (saved) {
-    spans.push(...saved.spans);
-    run.cost.total += saved.cost;
-    for (const [model, usage] of Object.entries(saved.models)) addUsage(run, model, usage);
-    return { output: saved.output, errored: saved.errored };
-  }
-  if (!needsCheckpoint(block)) {
-    try {
-      return {
-        output: (await runAttempts(run, block, roots, signal, spans, iteration)).output,
-        errored: false,
-      };
-    } catch (err) {
-      if (handled && !signal.aborted) return { output: { error: (err as Error).message }, errored: true };
-      throw err;
-    }
-  }
   const own: Span[] = [];
   const tally: Tally = { total: 0, models: {} };
-  const finish = async (blockRun: Run) => {
-    let result: { output: unknown; errored: boolean };
+  let from: PendingRetry | undefined;
+  if (saved) {
+    // A takeover before the parked block is due (a crash after the park's checkpoint) parks again.
+    if (saved.dueAt !== undefined && saved.dueAt > nowMs(run))
+      throw new ParkSignal(saved.dueAt, saved.pending);
+    run.cost.total += saved.cost;
+    for (const [model, usage] of Object.entries(saved.models)) addUsage(run, model, usage);
+    if (!saved.pending) {
+      spans.push(...saved.spans);
+      return { output: saved.output, errored: saved.errored };
+    }
+    // A parked retry goes on: its earlier attempts' spans and cost stay the block's.
+    from = saved.pending;
+    own.push(...saved.spans);
+    tally.total = saved.cost;
+    tally.models = structuredClone(saved.models);
+  }
+  const finish = async (blockRun: Run): Promise<{ output: unknown; errored: boolean }> => {
     try {
-      result = {
-        output: (await runAttempts(blockRun, block, roots, signal, own, iteration, tally)).output,
+      return {
+        output: (await runAttempts(blockRun, block, roots, signal, own, iteration, tally, from)).output,
         errored: false,
       };
     } catch (err) {
+      if (err instanceof ParkSignal) {
+        // The park is recorded before the runner lets go of the execution.
+        await store.save(key, {
+          output: err.output,
+          errored: false,
+          spans: [...own],
+          cost: tally.total,
+          models: tally.models,
+          dueAt: err.dueAt,
+          ...(err.pending ? { pending: err.pending } : {}),
+        });
+        throw err;
+      }
       if (!handled || signal.aborted) throw err;
-      result = { output: { error: (err as Error).message }, errored: true };
+      return { output: { error: (err as Error).message }, errored: true };
     } finally {
       spans.push(...own);
     }
-    const checkpoint: Checkpoint = { ...result, spans: own, cost: tally.total, models: tally.models };
-    return { result, checkpoint };
   };
+  const checkpointOf = (result: { output: unknown; errored: boolean }): Checkpoint => ({
+    ...result,
+    spans: own,
+    cost: tally.total,
+    models: tally.models,
+  });
   if (store.saveWith && writesWithCheckpoint(block)) {
-    // The block writes through the checkpoint's transaction (it reaches no graph or child workflow).
-    return store.saveWith(key, (db) => finish({ ...run, deps: { ...run.deps, db } }));
+    // The block writes through the checkpoint's transaction (it reaches no graph or child workflow,
+    // and never parks: table blocks take no retry delays or waits).
+    return store.saveWith(key, async (db) => {
+      const result = await finish({ ...run, deps: { ...run.deps, db } });
+      return { result, checkpoint: checkpointOf(result) };
+    });
   }
-  const { result, checkpoint } = await finish(run);
-  await store.save(key, checkpoint);
+  const result = await finish(run);
+  // Blocks without side effects need no checkpoint (the sync path stays one write per run), unless
+  // they are a parked retry going on, whose parked checkpoint must be replaced by the finished one.
+  if (!needsCheckpoint(block) && !from) return result;
+  await store.save(key, checkpointOf(result));
   return result;
 }
 
@@ -156,6 +197,11 @@ async function runBlock(
     }
     return result;
   } catch (err) {
+    if (err instanceof ParkSignal) {
+      span.output = traceValue(err.output);
+      logs.push(`parked until ${new Date(err.dueAt).toISOString()}`);
+      throw err;
+    }
     span.status = 'error';
     // A block stopped from outside says why; a block whose own nested graph failed keeps that failure.
     span.error =
@@ -189,6 +235,13 @@ function blockContext(
   for (const [k, v] of roots) if (k !== 'start' && k !== 'loop' && k !== 'parallel') blocks[k] = v;
   return {
     executionId: req.executionId,
+    ...(canPark(run, iteration)
+      ? {
+          park(ms: number, output: unknown) {
+            if (ms > PARK_AFTER_MS) throw new ParkSignal(nowMs(run) + ms, undefined, output);
+          },
+        }
+      : {}),
     workspaceId: req.workspaceId,
     workflowId: req.workflowId,
     signal,
@@ -230,6 +283,7 @@ function blockContext(
           inputs: checked.inputs,
           depth,
           signal,
+          parkable: false,
           ...(req.checkpoints ? { checkpoints: scopedStore(req.checkpoints, `${key}>`) } : {}),
         },
         deps,

@@ -23,6 +23,8 @@ export interface ExecutorDeps {
   defaultTimeoutMs: number;
   /** The wait between a block's attempts (tests inject one that records instead of sleeping). */
   retryDelay?: RetryDelay;
+  /** The clock that decides when a parked block is due (runner/executor/park.ts); tests move it. */
+  now?: () => Date;
 }
 
 export interface ExecutionRequest {
@@ -37,6 +39,8 @@ export interface ExecutionRequest {
   signal?: AbortSignal;
   /** Where finished blocks with side effects are recorded, and found again after a crash. */
   checkpoints?: CheckpointStore;
+  /** Long waits and retry delays may park the execution (the runner's top-level run, with checkpoints). */
+  parkable?: boolean;
 }
 
 export type { ModelUsage } from './checkpoints.ts';
@@ -51,6 +55,8 @@ export interface ExecutionResult {
   models: Record<string, ModelUsage>;
   startedAt: Date;
   endedAt: Date;
+  /** Set when the run parked (runner/executor/park.ts): when it is due to go on. */
+  parkedUntil?: Date;
 }
 
 /** A failure that ends the run: the block that failed and why. */
@@ -103,4 +109,9 @@ export function abortMessage(signal: AbortSignal): string | undefined {
   if (reason?.name === 'TimeoutError') return 'Stopped: the workflow timed out';
   if (reason?.name === 'CancelledError') return 'Stopped: the execution was cancelled';
   return undefined;
+}
+
+/** The run's clock, in epoch ms. */
+export function nowMs(run: Run): number {
+  return (run.deps.now?.() ?? new Date()).getTime();
 }

@@ -52,7 +52,8 @@ export interface ApiResponse {
 /**
  * The service on a disposable database. With `runner: true` a runner works the queues in this
  * process (function pool included), so executions run end to end. `clock` replaces the API's "now"
- * (rate-limit refill, billing periods), so tests move time instead of sleeping; `retryDelay` replaces
+ * (rate-limit refill, billing periods) and the runner's (when parked executions are due), so tests
+ * move time instead of sleeping; `retryDelay` replaces
  * the runner's wait between a block's retry attempts.
  */
 export async function startTestService(
@@ -78,6 +79,7 @@ export async function startTestService(
         log,
         encryptionKey,
         ...(options.retryDelay ? { retryDelay: options.retryDelay } : {}),
+        ...(options.clock ? { clock: options.clock } : {}),
       })
     : null;
   const api = await startApi({

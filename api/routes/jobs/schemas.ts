@@ -27,6 +27,10 @@ export const jobMetadata = z
     workflowId: z.uuid(),
     mode: z.enum(['sync', 'async']),
     trigger: z.string().meta({ description: 'What started it, e.g. `api`' }),
+    resumeAt: z.iso.datetime().optional().meta({
+      description:
+        'Only while parked (a long `wait` or retry delay; status stays `processing`): when it is due to go on. No runner holds it meanwhile',
+    }),
     cancelledAt: z.iso
       .datetime()
       .optional()

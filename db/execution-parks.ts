@@ -1,0 +1,43 @@
+// Parked executions (runner/executor/park.ts): a processing execution with `resume_at` set is held by
+// no runner. Parking is fenced by the attempt (only the runner holding the execution parks it); the
+// sweep takes due rows with a row lock (skip locked), clears `resume_at` and hands them to the caller,
+// which enqueues them in the same transaction: a parked execution is resumed once.
+import type { Queryable } from './client.ts';
+import { EXECUTION_DONE_CHANNEL } from './executions.ts';
+
+/**
+ * Parks the execution held by this attempt; false: it is no longer this attempt's (cancelled, taken
+ * over). A sync caller waiting on it hears `parked` and is handed the job (202) at once.
+ */
+export async function parkExecution(
+  tx: Queryable,
+  id: string,
+  attempt: number,
+  resumeAt: Date,
+): Promise<boolean> {
+  const rows = await tx.query(
+    `with parked as (
+       update executions set resume_at = $3
+        where id = $1 and attempt = $2 and status = 'processing' returning id)
+     select pg_notify($4, json_build_object('id', id, 'status', 'parked')::text) from parked`,
+    [id, attempt, resumeAt, EXECUTION_DONE_CHANNEL],
+  );
+  return rows.length > 0;
+}
+
+/** The parked executions due at `now` (at most `limit`), taken: no longer parked. */
+export async function takeDueExecutions(
+  tx: Queryable,
+  now: Date,
+  limit: number,
+): Promise<{ id: string; limited: boolean }[]> {
+  return tx.query<{ id: string; limited: boolean }>(
+    `update executions e set resume_at = null
+       from (select id from executions
+              where resume_at is not null and resume_at <= $1 and status = 'processing'
+              order by resume_at limit $2 for update skip locked) due
+      where e.id = due.id
+      returning e.id, e.concurrency_group is not null as limited`,
+    [now, limit],
+  );
+}
