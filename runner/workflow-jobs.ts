@@ -29,6 +29,7 @@ import type { Logger } from '../logger.ts';
 import type { RunnerSettings } from './blocks/block.ts';
 import type { CancelWatch } from './cancel-watch.ts';
 import { checkpointStore } from './checkpoint-store.ts';
+import { streamWriter } from './stream-events.ts';
 import type { Embedders } from './embeddings/embedder.ts';
 import { executionCost } from './execution-cost.ts';
 import type { Definition } from './executor/definition.ts';
@@ -193,6 +194,12 @@ export function workflowJobHandler(deps: WorkflowJobDeps) {
     }
     const watched = deps.cancels?.watch(executionId, deps.signal);
     const signal = watched?.signal ?? deps.signal;
+    const events = claim.stream_outputs
+      ? streamWriter(db, deps.log, executionId, claim.stream_outputs, {
+          workflowId: claim.workflow_id,
+          startedAt,
+        })
+      : undefined;
     const result = await executeWorkflow(
       {
         executionId,
@@ -206,6 +213,7 @@ export function workflowJobHandler(deps: WorkflowJobDeps) {
         depth: claim.depth,
         ...(signal ? { signal } : {}),
         checkpoints: await checkpointStore(db, executionId, claim.attempt, saveCheckpoint),
+        ...(events ? { events } : {}),
       },
       {
         pool: deps.pool,
@@ -217,6 +225,8 @@ export function workflowJobHandler(deps: WorkflowJobDeps) {
         ...(deps.retryDelay ? { retryDelay: deps.retryDelay } : {}),
       },
     ).finally(() => watched?.release());
+    // A stream's reader ends it when the execution's end is recorded: every event goes first.
+    await events?.drain();
     if (watched?.cancelled()) {
       await settleCancelled({
         id: executionId,

@@ -33,6 +33,8 @@ export interface BlockContext {
    * transient failure (runner/blocks/failures.ts) instead of retrying itself or answering it as output.
    */
   retried?: boolean;
+  /** Set when the execution streams this block's model tokens: each text delta as it arrives. */
+  onToken?: (chunk: string) => void;
   /** Runs another deployed workflow of the workspace as a child; resolves to its output. */
   runWorkflow(workflowId: string, inputs: Record<string, unknown>): Promise<unknown>;
 }
