@@ -33,7 +33,8 @@ export async function appendExecutionEvents(
        insert into execution_events (execution_id, seq, event, data)
        select $1, base.last + e.ord, e.event, e.data
          from live, base,
-              jsonb_to_recordset($2::jsonb) with ordinality as e(event text, data jsonb, ord)
+              rows from (jsonb_to_recordset($2::jsonb) as (event text, data jsonb))
+                with ordinality as e(event, data, ord)
        returning seq
      ), woke as (
        select pg_notify($3, $1::text) from (select 1 from added limit 1) one

@@ -70,10 +70,8 @@ const streamExample =
 /** The `text/event-stream` content of a streaming answer. */
 export const eventStreamContent = {
   'text/event-stream': {
-    schema: z.string().meta({
-      description:
-        'Server-Sent Events; each `data:` is the JSON of an ExecutionStreamEvent `data` (see that schema)',
-    }),
+    // The stream is a sequence of these, each as `id:`, `event:` and a JSON `data:` line.
+    schema: streamEvent,
     example: streamExample,
   },
 };
@@ -129,6 +127,3 @@ export const executionStreamRoute = createRoute({
     ),
   },
 });
-
-/** The `ExecutionStreamEvent` schema joins the document through this (no route answers it as JSON). */
-export const streamEventComponent = streamEvent;
