@@ -25,7 +25,9 @@ export function executionAnswers(deps: ApiDeps) {
     const executionId = crypto.randomUUID();
     // A streamed execution's caller follows its events, not its end notice.
     const wait =
-      request.mode === 'sync' && !request.streamOutputs ? waiter.wait(executionId, config.SYNC_WAIT_TIMEOUT_MS) : null;
+      request.mode === 'sync' && !request.streamOutputs
+        ? waiter.wait(executionId, config.SYNC_WAIT_TIMEOUT_MS)
+        : null;
     try {
       const started = await enqueue({ ...request, executionId });
       if (!started.admission.admitted) wait?.cancel();

@@ -99,7 +99,8 @@ function pick(output: unknown, paths: string[][]): unknown {
   for (const path of paths) {
     let value: unknown = output;
     for (const key of path) {
-      value = value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined;
+      value =
+        value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined;
     }
     picked[path.join('.')] = value ?? null;
   }

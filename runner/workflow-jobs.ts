@@ -29,7 +29,6 @@ import type { Logger } from '../logger.ts';
 import type { RunnerSettings } from './blocks/block.ts';
 import type { CancelWatch } from './cancel-watch.ts';
 import { checkpointStore } from './checkpoint-store.ts';
-import { streamWriter } from './stream-events.ts';
 import type { Embedders } from './embeddings/embedder.ts';
 import { executionCost } from './execution-cost.ts';
 import type { Definition } from './executor/definition.ts';
@@ -37,6 +36,7 @@ import { executeWorkflow } from './executor/execute.ts';
 import type { RetryDelay } from './executor/retry.ts';
 import type { SettleLane } from './job-pump.ts';
 import type { FunctionPool } from './sandbox/pool.ts';
+import { streamWriter } from './stream-events.ts';
 
 export interface WorkflowJobDeps {
   db: Db;

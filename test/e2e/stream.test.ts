@@ -13,7 +13,7 @@ let tenant: Tenant;
 let chat: Awaited<ReturnType<typeof startChatServer>>;
 let workflowId: string;
 
-export const agentWorkflow = {
+const agentWorkflow = {
   inputs: { name: { type: 'string', required: true } },
   blocks: [
     { id: 'greet', type: 'function', code: 'return { text: `hello ${inputs.name} and friends` }' },
@@ -52,7 +52,8 @@ const reconnect = (executionId: string, headers: Record<string, string> = {}, qu
     headers: { 'X-API-Key': tenant.key, ...headers },
   });
 
-const names = (events: SseEvent[]) => events.map((e) => `${e.event}${e.data.blockId ? `:${e.data.blockId}` : ''}`);
+const names = (events: SseEvent[]) =>
+  events.map((e) => `${e.event}${e.data.blockId ? `:${e.data.blockId}` : ''}`);
 
 describe('POST …/execute with stream: true', () => {
   it('answers block progress, the model tokens and the result, in order, with increasing ids', async () => {
@@ -78,7 +79,9 @@ describe('POST …/execute with stream: true', () => {
     const answer = 'echo: hello Ada and friends';
     expect(tokens.map((t) => t.data.chunk).join('')).toBe(answer);
     expect(events[0]?.data).toMatchObject({ executionId, workflowId });
-    expect(events.find((e) => e.event === 'block.completed' && e.data.blockId === 'agent')?.data).toMatchObject({
+    expect(
+      events.find((e) => e.event === 'block.completed' && e.data.blockId === 'agent')?.data,
+    ).toMatchObject({
       blockType: 'agent',
       success: true,
       output: { content: answer, tokens: { prompt: 20, completion: 5, total: 25 } },
@@ -104,7 +107,12 @@ describe('POST …/execute with stream: true', () => {
     const completed = events.filter((e) => e.event === 'block.completed');
     expect(completed.map((e) => e.data)).toEqual([
       { blockId: 'greet', blockType: 'function', success: true },
-      { blockId: 'agent', blockType: 'agent', success: true, output: { content: 'echo: hello Bo and friends' } },
+      {
+        blockId: 'agent',
+        blockType: 'agent',
+        success: true,
+        output: { content: 'echo: hello Bo and friends' },
+      },
       { blockId: 'done', blockType: 'response', success: true },
     ]);
     expect(events.at(-1)?.event).toBe('execution.completed');
@@ -186,9 +194,13 @@ describe('GET …/executions/{executionId}/stream', () => {
     const executionId = res.headers.get('x-execution-id') as string;
     const reader = sseReader(res);
     await reader.until((e) => e.event === 'token');
-    const cancelled = await svc.call('POST', `/api/workflows/${workflowId}/executions/${executionId}/cancel`, {
-      key: tenant.key,
-    });
+    const cancelled = await svc.call(
+      'POST',
+      `/api/workflows/${workflowId}/executions/${executionId}/cancel`,
+      {
+        key: tenant.key,
+      },
+    );
     expect(cancelled.status).toBe(200);
     const events = await reader.all();
     chat.release();
@@ -196,7 +208,9 @@ describe('GET …/executions/{executionId}/stream', () => {
       event: 'execution.cancelled',
       data: { success: false, status: 'cancelled', executionId },
     });
-    expect(events.filter((e) => e.event.startsWith('execution.') && e.event !== 'execution.started')).toHaveLength(1);
+    expect(
+      events.filter((e) => e.event.startsWith('execution.') && e.event !== 'execution.started'),
+    ).toHaveLength(1);
     const ids = events.map((e) => e.id);
     expect(ids).toEqual([...ids].sort((a, b) => a - b));
   });

@@ -41,9 +41,15 @@ export function sseReader(res: Response): SseReader {
           continue;
         }
         const fields = Object.fromEntries(
-          block.split('\n').map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 2)]),
+          block
+            .split('\n')
+            .map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 2)]),
         );
-        got.push({ id: Number(fields.id), event: fields.event as string, data: JSON.parse(fields.data as string) });
+        got.push({
+          id: Number(fields.id),
+          event: fields.event as string,
+          data: JSON.parse(fields.data as string),
+        });
       }
       self.events.push(...got);
       return got;

@@ -13,8 +13,6 @@ import { executionAnswers } from '../../execution-answer.ts';
 import { EX, jsonBody, ok, RESOURCE_WRITE_DENIED } from '../../openapi/components.ts';
 import { errors, withIdempotency } from '../../openapi/error-answers.ts';
 import { type Guards, Router } from '../router.ts';
-import { eventStreamContent } from './stream-schemas.ts';
-import { eventSweeper } from './stream-sweep.ts';
 import {
   callbackJobExample,
   executeInvalid,
@@ -31,6 +29,8 @@ import {
   failed,
   stillRunning,
 } from './schemas.ts';
+import { eventStreamContent } from './stream-schemas.ts';
+import { eventSweeper } from './stream-sweep.ts';
 
 const callbackHeader = (name: string, description: string, example: string) => ({
   name,

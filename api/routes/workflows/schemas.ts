@@ -25,13 +25,22 @@ export const executeBody = z
     async: z.boolean().optional().meta({
       description: 'true: answer 202 at once with a job to poll; default false (wait for the result)',
     }),
-    stream: z.boolean().optional().meta({
-      description:
-        'true: answer `text/event-stream`, the execution\'s events as it runs (see ExecutionStreamEvent); ' +
-        'as the header `X-Stream-Response: true`. Not with `async`',
-    }),
+    stream: z
+      .boolean()
+      .optional()
+      .meta({
+        description:
+          "true: answer `text/event-stream`, the execution's events as it runs (see ExecutionStreamEvent); " +
+          'as the header `X-Stream-Response: true`. Not with `async`',
+      }),
     selectedOutputs: z
-      .array(z.string().min(1).max(200).regex(/^[^.]+(\.[^.]+)*$/, 'Must be `blockId` or `blockId.path`'))
+      .array(
+        z
+          .string()
+          .min(1)
+          .max(200)
+          .regex(/^[^.]+(\.[^.]+)*$/, 'Must be `blockId` or `blockId.path`'),
+      )
       .max(50)
       .optional()
       .meta({

@@ -30,11 +30,14 @@ export const streamEvent = z
         blockId: z.string(),
         blockType: z.string(),
         success: z.boolean(),
-        output: z.unknown().optional().meta({
-          description:
-            'The block output; with `selectedOutputs`, only the selected paths of it (by path), and ' +
-            'absent for blocks none is selected from',
-        }),
+        output: z
+          .unknown()
+          .optional()
+          .meta({
+            description:
+              'The block output; with `selectedOutputs`, only the selected paths of it (by path), and ' +
+              'absent for blocks none is selected from',
+          }),
         error: z.string().optional(),
       }),
       z.object({ blockId: z.string(), chunk: z.string().meta({ description: 'A text delta of the model' }) }),
@@ -71,8 +74,10 @@ const streamExample =
 export const eventStreamContent = {
   'text/event-stream': {
     // The stream is a sequence of these, each as `id:`, `event:` and a JSON `data:` line.
-    schema: streamEvent,
-    example: streamExample,
+    schema: streamEvent.meta({
+      description: `One event of the stream, e.g.:\n\n\`\`\`\n${streamExample}\`\`\``,
+    }),
+    example: { id: 3, event: 'token', data: { blockId: 'agent', chunk: 'Hello' } },
   },
 };
 
