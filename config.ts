@@ -123,6 +123,21 @@ export const envSchema = z.object({
     .max(3_600_000)
     .default(300_000)
     .describe('How long a sync execute call waits before answering with the job'),
+  // An SSE stream with nothing to send for this long sends a comment, so proxies keep it open.
+  STREAM_HEARTBEAT_MS: z.coerce
+    .number()
+    .int()
+    .min(10)
+    .max(300_000)
+    .default(15_000)
+    .describe('How often an idle execution event stream sends a heartbeat comment'),
+  EXECUTION_EVENTS_RETENTION_HOURS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(720)
+    .default(24)
+    .describe('How long the events of a streamed execution are kept for clients that reconnect'),
   FUNCTION_TIMEOUT_MS: z.coerce
     .number()
     .int()

@@ -31,6 +31,7 @@ import { webhookRoutes } from './routes/webhooks/routes.ts';
 import { cancelRoutes } from './routes/workflows/cancel-routes.ts';
 import { workflowRoutes } from './routes/workflows/routes.ts';
 import { runRoutes } from './routes/workflows/runs-routes.ts';
+import { streamRoutes } from './routes/workflows/stream-routes.ts';
 import { v1DeployRoutes } from './routes/workflows/v1-deploy-routes.ts';
 import { v1WorkflowRoutes } from './routes/workflows/v1-routes.ts';
 import { workspaceRoutes } from './routes/workspaces/routes.ts';
@@ -62,6 +63,7 @@ export function createApp(deps: ApiDeps) {
   // In the order the document lists them (the reference page groups them by tag).
   app.route('/', workflowRoutes(deps, guards));
   app.route('/', cancelRoutes(deps, guards));
+  app.route('/', streamRoutes(deps, guards));
   // Before v1WorkflowRoutes: POST …/import is no workflow id.
   app.route('/', v1DeployRoutes(deps, guards));
   app.route('/', v1WorkflowRoutes(deps, guards));

@@ -3,9 +3,11 @@
 // exists so the runner's notice cannot come too early to be heard, and shapes the reply.
 import type { Context } from 'hono';
 import { type DoneNotice, getExecution, getExecutionDurably, jobRecord } from '../db/executions.ts';
+import type { LimitsObject } from '../db/usage.ts';
 import { ServiceError } from '../errors.ts';
 import { executionStarter, type Started, type StartRequest } from '../jobs/start-execution.ts';
 import type { ApiDeps } from './context.ts';
+import { executionEventStream, SSE_HEADERS } from './execution-stream.ts';
 import { rateLimitHeaders } from './middleware/rate-limit.ts';
 
 /** A started execution as the API holds it: with the caller's wait for a sync result. */
@@ -21,7 +23,11 @@ export function executionAnswers(deps: ApiDeps) {
   /** Authorises, checks the inputs against the deployed version and enqueues; throws 4xx. */
   async function start(request: Omit<StartRequest, 'executionId'>): Promise<StartedCall> {
     const executionId = crypto.randomUUID();
-    const wait = request.mode === 'sync' ? waiter.wait(executionId, config.SYNC_WAIT_TIMEOUT_MS) : null;
+    // A streamed execution's caller follows its events, not its end notice.
+    const wait =
+      request.mode === 'sync' && !request.streamOutputs
+        ? waiter.wait(executionId, config.SYNC_WAIT_TIMEOUT_MS)
+        : null;
     try {
       const started = await enqueue({ ...request, executionId });
       if (!started.admission.admitted) wait?.cancel();
@@ -64,8 +70,8 @@ export function executionAnswers(deps: ApiDeps) {
    * 202 acknowledgement of an async execution, or a sync execution's result (202 with its job
    * when it outlives the wait). Rate-limit headers go on every one of them.
    */
-  async function answer(c: Context, started: StartedCall, mode: 'sync' | 'async') {
-    const { executionId, admission, createdAt } = started;
+  function admitted(c: Context, started: StartedCall): LimitsObject {
+    const { admission } = started;
     if (config.BILLING_ENABLED) {
       for (const [k, v] of Object.entries(rateLimitHeaders(admission.bucket))) c.header(k, v);
     }
@@ -76,7 +82,26 @@ export function executionAnswers(deps: ApiDeps) {
           : {}),
       });
     }
-    const limits = admission.limits;
+    return admission.limits;
+  }
+
+  /** The answer of a streamed execution: its events as they happen (api/execution-stream.ts). */
+  function stream(c: Context, started: StartedCall): Response {
+    const limits = admitted(c, started);
+    const { executionId } = started;
+    const body = executionEventStream({
+      db,
+      executionId,
+      after: 0,
+      heartbeatMs: config.STREAM_HEARTBEAT_MS,
+      limits: async () => limits,
+    });
+    return c.body(body, 200, { ...SSE_HEADERS, 'X-Execution-Id': executionId });
+  }
+
+  async function answer(c: Context, started: StartedCall, mode: 'sync' | 'async') {
+    const { executionId, createdAt } = started;
+    const limits = admitted(c, started);
     if (mode === 'async') {
       return c.json(
         {
@@ -130,5 +155,5 @@ export function executionAnswers(deps: ApiDeps) {
     );
   }
 
-  return { start, result, answer };
+  return { start, result, answer, stream };
 }

@@ -65,7 +65,7 @@ export async function claimLimitedExecution(tx: Queryable, id: string): Promise<
             started_at = coalesce(started_at, clock_timestamp())
       where id = $1
       returning attempt, workspace_id, workflow_id, version, inputs, depth, started_at,
-        callback_url is not null as has_callback`,
+        callback_url is not null as has_callback, stream_outputs`,
     [id],
   );
   return claim ? { claim } : null;

@@ -40,6 +40,8 @@ export interface ExecutionRow {
   cancelled_by: string | null;
   /** Set while the execution is parked (db/execution-parks.ts): when it is due to go on. */
   resume_at?: Date | null;
+  /** Streamed: the selected outputs ([] for all); null: not streamed (db/execution-events.ts). */
+  stream_outputs: string[] | null;
 }
 
 export interface NewExecution {
@@ -59,6 +61,8 @@ export interface NewExecution {
   callbackUrl?: string | null;
   /** Its workflow's concurrency limit and the group it counts in (db/execution-concurrency.ts). */
   concurrency?: { limit: number; group: string } | null;
+  /** Streamed (db/execution-events.ts): the `selectedOutputs` asked for, [] for all; null: not streamed. */
+  streamOutputs?: string[] | null;
 }
 
 /** Inserts queued executions, all in one statement; returns each one's creation time by id. */
@@ -66,14 +70,15 @@ export async function insertExecutions(tx: Queryable, rows: NewExecution[]): Pro
   const col = <K extends keyof NewExecution>(k: K) => rows.map((r) => r[k]);
   const created = await tx.query<{ id: string; created_at: Date }>(
     `insert into executions (id, organization_id, workspace_id, workflow_id, version, mode, trigger, api_key_id,
-       billed_user_id, billing_subject, inputs, callback_url, callback_status, concurrency_group, concurrency_limit)
+       billed_user_id, billing_subject, inputs, callback_url, callback_status, concurrency_group, concurrency_limit,
+       stream_outputs)
      select id, organization_id, workspace_id, workflow_id, version, mode, trigger, api_key_id, billed_user_id,
             billing_subject, inputs::jsonb, callback_url, case when callback_url is null then null else 'pending' end,
-            concurrency_group, concurrency_limit
+            concurrency_group, concurrency_limit, stream_outputs::jsonb
        from unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::int[], $6::text[], $7::text[], $8::uuid[],
-         $9::uuid[], $10::text[], $11::text[], $12::text[], $13::text[], $14::int[])
+         $9::uuid[], $10::text[], $11::text[], $12::text[], $13::text[], $14::int[], $15::text[])
          as t(id, organization_id, workspace_id, workflow_id, version, mode, trigger, api_key_id, billed_user_id,
-           billing_subject, inputs, callback_url, concurrency_group, concurrency_limit)
+           billing_subject, inputs, callback_url, concurrency_group, concurrency_limit, stream_outputs)
      returning id, created_at`,
     [
       col('id'),
@@ -90,6 +95,7 @@ export async function insertExecutions(tx: Queryable, rows: NewExecution[]): Pro
       rows.map((r) => r.callbackUrl ?? null),
       rows.map((r) => r.concurrency?.group ?? null),
       rows.map((r) => r.concurrency?.limit ?? null),
+      rows.map((r) => (r.streamOutputs ? JSON.stringify(r.streamOutputs) : null)),
     ],
   );
   return new Map(created.map((r) => [r.id, r.created_at]));
@@ -119,6 +125,8 @@ export type Claim = Pick<
   started_at: Date;
   /** Its end must enqueue a callback delivery, in the transaction that records it. */
   has_callback: boolean;
+  /** Set when the caller streams its events: the selected outputs ([] for all). */
+  stream_outputs: string[] | null;
 };
 
 /**
@@ -131,7 +139,7 @@ export async function claimExecutions(db: Queryable, ids: string[]): Promise<Map
     `update executions set status = 'processing', attempt = attempt + 1, started_at = coalesce(started_at, now())
       where id = any($1::uuid[]) and status in ('queued', 'processing') and resume_at is null
       returning id, attempt, workspace_id, workflow_id, version, inputs, depth, started_at,
-        callback_url is not null as has_callback`,
+        callback_url is not null as has_callback, stream_outputs`,
     [ids],
   );
   return new Map(rows.map((r) => [r.id, r]));

@@ -43,6 +43,8 @@ export interface StartRequest {
   executionId?: string;
   /** Where to POST the Job record when it ends (async API executions; checked by the caller). */
   callbackUrl?: string;
+  /** Stream its events (db/execution-events.ts): the selected outputs, [] for all. */
+  streamOutputs?: string[];
   /**
    * The version to run instead of the deployed one (a rerun of an earlier execution). The workflow
    * must still be deployed: undeploying stops every execution through the API, reruns included.
@@ -128,6 +130,7 @@ export function executionStarter(deps: EnqueuerDeps) {
         billingSubject: config.BILLING_ENABLED ? ctx.subject : null,
         inputs: checked.inputs,
         callbackUrl: request.callbackUrl ?? null,
+        streamOutputs: request.streamOutputs ?? null,
         concurrency: concurrencyGroup(deployed.definition.concurrency, checked.inputs),
       },
     });

@@ -37,6 +37,7 @@ import { executeWorkflow } from './executor/execute.ts';
 import type { RetryDelay } from './executor/retry.ts';
 import type { SettleLane } from './job-pump.ts';
 import type { FunctionPool } from './sandbox/pool.ts';
+import { streamWriter } from './stream-events.ts';
 
 export interface WorkflowJobDeps {
   db: Db;
@@ -210,6 +211,12 @@ export function workflowJobHandler(deps: WorkflowJobDeps) {
     }
     const watched = deps.cancels?.watch(executionId, deps.signal);
     const signal = watched?.signal ?? deps.signal;
+    const events = claim.stream_outputs
+      ? streamWriter(db, deps.log, executionId, claim.stream_outputs, {
+          workflowId: claim.workflow_id,
+          startedAt,
+        })
+      : undefined;
     const result = await executeWorkflow(
       {
         executionId,
@@ -223,6 +230,7 @@ export function workflowJobHandler(deps: WorkflowJobDeps) {
         depth: claim.depth,
         ...(signal ? { signal } : {}),
         checkpoints: await checkpointStore(db, executionId, claim.attempt, saveCheckpoint),
+        ...(events ? { events } : {}),
         parkable: true,
       },
       {
@@ -236,6 +244,8 @@ export function workflowJobHandler(deps: WorkflowJobDeps) {
         ...(deps.now ? { now: deps.now } : {}),
       },
     ).finally(() => watched?.release());
+    // A stream's reader ends it when the execution's end is recorded: every event goes first.
+    await events?.drain();
     if (result.parkedUntil && !watched?.cancelled()) {
       if (await park(executionId, claim.attempt, result.parkedUntil, jobAttempt, limited)) return;
     }

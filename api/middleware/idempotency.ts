@@ -55,8 +55,8 @@ export const REPLAYED_HEADER = 'Idempotent-Replayed';
 // The headers that describe the answer itself. Per-request ones are not replayed: a replay has its
 // own X-Request-Id, and takes no token, so the bucket figures of the first answer would be stale.
 const KEPT_HEADERS = ['content-type', 'content-disposition', 'content-language', 'location', 'etag'];
-/** Request headers that steer what a request does (execute's mode): fingerprinted with its body. */
-const STEERING_HEADERS = ['x-execution-mode'];
+/** Request headers that steer what a request does (execute's mode, streaming): fingerprinted with its body. */
+const STEERING_HEADERS = ['x-execution-mode', 'x-stream-response'];
 
 /**
  * Which answers are kept for replay. A 2xx did the work: it must replay, or a retry would do it

@@ -25,8 +25,11 @@ export const THREE_BLOCKS = {
   ],
 };
 
-/** Deploys THREE_BLOCKS with the organization's limits out of reach; answers the workflow id. */
-export async function deployBenchWorkflow(svc: ScratchService): Promise<string> {
+/** Deploys THREE_BLOCKS (or another definition) with the organization's limits out of reach; answers the workflow id. */
+export async function deployBenchWorkflow(
+  svc: ScratchService,
+  definition: unknown = THREE_BLOCKS,
+): Promise<string> {
   await setQuotas(svc.db, svc.organizationId, {
     sync: { requestsPerMinute: 1_000_000, maxBurst: 2_000_000 },
     async: { requestsPerMinute: 1_000_000, maxBurst: 2_000_000 },
@@ -35,7 +38,7 @@ export async function deployBenchWorkflow(svc: ScratchService): Promise<string> 
   const wf = await createWorkflow(svc.db, ADMIN_ACTOR, {
     workspaceId: svc.workspaceId,
     name: 'bench',
-    definition: parseDefinition(THREE_BLOCKS),
+    definition: parseDefinition(definition),
   });
   await deployWorkflow(svc.db, ADMIN_ACTOR, wf.id, parseDefinition);
   return wf.id;

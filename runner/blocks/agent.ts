@@ -1,5 +1,6 @@
 // The `agent` block: one chat completion from an OpenAI-compatible model provider, its token usage
-// priced into the execution's cost. Optionally asks for JSON matching a schema and parses it.
+// priced into the execution's cost. Optionally asks for JSON matching a schema and parses it. When the
+// execution streams (ctx.onToken), the answer is streamed and each text delta handed on as it arrives.
 import { z } from 'zod';
 import { providerLocation, redactKeys } from '../provider-errors.ts';
 import type { BlockType, RunnerSettings } from './block.ts';
@@ -62,17 +63,30 @@ export const agentBlock: BlockType<AgentConfig> = {
 
     let answer: Awaited<ReturnType<typeof chat.invoke>>;
     try {
-      answer = await chat.invoke(messages, {
+      const options = {
         signal: ctx.signal,
         ...(config.responseFormat
           ? {
               response_format: {
-                type: 'json_schema',
+                type: 'json_schema' as const,
                 json_schema: { name: schemaName(config.responseFormat), schema: config.responseFormat },
               },
             }
           : {}),
-      });
+      };
+      const onToken = ctx.onToken;
+      if (onToken && !config.responseFormat) {
+        // A streaming caller sees each delta as it arrives; the chunks add up to the same answer,
+        // usage included (the client asks the server for it with stream_options).
+        let whole: typeof answer | undefined;
+        for await (const chunk of await chat.stream(messages, options)) {
+          const delta = typeof chunk.content === 'string' ? chunk.content : chunk.text;
+          if (delta) onToken(delta);
+          whole = whole ? whole.concat(chunk) : chunk;
+        }
+        if (!whole) throw new Error('model call failed: the stream ended without an answer');
+        answer = whole;
+      } else answer = await chat.invoke(messages, options);
     } catch (err) {
       if (ctx.signal.aborted) throw new Error('model call aborted: the execution was cancelled or timed out');
       throw providerError(err, ctx.settings);

@@ -38,6 +38,8 @@ export interface BlockContext {
    * park, the block's output once due being `output`; returns when the block should wait in-process.
    */
   park?(ms: number, output: unknown): void;
+  /** Set when the execution streams this block's model tokens: each text delta as it arrives. */
+  onToken?: (chunk: string) => void;
   /** Runs another deployed workflow of the workspace as a child; resolves to its output. */
   runWorkflow(workflowId: string, inputs: Record<string, unknown>): Promise<unknown>;
 }

@@ -169,6 +169,8 @@ async function runBlock(
   };
   const logs: string[] = [];
   const scope: ResolveScope = { roots, secrets: run.req.secrets };
+  const events = run.req.events;
+  events?.blockStarted(block.id, block.type);
   try {
     const { id: _id, type: _type, retry: _retry, ...fields } = block;
     const raw = [...(type.rawFields ?? []), ...(type.graphField ? [type.graphField, 'edges'] : [])];
@@ -183,7 +185,10 @@ async function runBlock(
     }
     const ctx = blockContext(run, block, roots, scope, signal, logs, span, iteration, tally);
     if (attempt) ctx.retried = true;
+    const onToken = events?.tokens(block.id);
+    if (onToken) ctx.onToken = onToken;
     const result = await type.run(parsed.data, ctx);
+    events?.blockCompleted(block.id, block.type, result.output);
     span.output = traceValue(result.output);
     if (result.cost) {
       span.cost = result.cost;
@@ -208,6 +213,7 @@ async function runBlock(
       signal.aborted && (err === signal.reason || !(err instanceof RunFailure))
         ? (abortMessage(signal) ?? (err as Error).message)
         : (err as Error).message;
+    events?.blockFailed(block.id, block.type, span.error);
     throw err;
   } finally {
     const ended = Date.now();
@@ -275,9 +281,11 @@ function blockContext(
         throw new Error(
           `Child workflow inputs: ${checked.issues.map((i) => `${i.path.at(-1)}: ${i.message}`).join('; ')}`,
         );
+      // A child's blocks are the child's: the stream shows the workflow block, not what it ran.
+      const { events: _events, ...parent } = req;
       const child = await run.executeChild(
         {
-          ...req,
+          ...parent,
           workflowId,
           definition,
           inputs: checked.inputs,

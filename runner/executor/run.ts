@@ -41,6 +41,17 @@ export interface ExecutionRequest {
   checkpoints?: CheckpointStore;
   /** Long waits and retry delays may park the execution (the runner's top-level run, with checkpoints). */
   parkable?: boolean;
+  /** Told of block starts and ends and model tokens, for a caller streaming the run (runner/stream-events.ts). */
+  events?: ExecutionEvents;
+}
+
+/** What the executor tells a streaming caller as blocks run; calls must not block or throw. */
+export interface ExecutionEvents {
+  blockStarted(blockId: string, blockType: string): void;
+  blockCompleted(blockId: string, blockType: string, output: unknown): void;
+  blockFailed(blockId: string, blockType: string, error: string): void;
+  /** Where a block's model tokens go; undefined when its tokens are not wanted. */
+  tokens(blockId: string): ((chunk: string) => void) | undefined;
 }
 
 export type { ModelUsage } from './checkpoints.ts';

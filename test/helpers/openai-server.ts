@@ -1,9 +1,16 @@
 // A small OpenAI-compatible chat server for tests: echoes the last user message, with usage counts.
-import { createServer } from 'node:http';
+// Asked to stream (`stream: true`), it sends the answer word by word as chat.completion.chunk events
+// (and the usage in a last chunk when `stream_options.include_usage` asks); `holdStreams()` makes
+// streams stop after their first chunk until `release()`, so a test can act mid-stream.
+import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export async function startChatServer() {
-  const requests: { model: string; messages: { role: string; content: string }[] }[] = [];
+  const requests: { model: string; messages: { role: string; content: string }[]; stream?: boolean }[] = [];
+  /** performance.now() when each stream's first chunk was written (the bench's reference). */
+  const firstChunkAt: number[] = [];
+  let held: Promise<void> | null = null;
+  let release = () => {};
   const server = createServer((req, res) => {
     let body = '';
     req.on('data', (c) => {
@@ -12,6 +19,12 @@ export async function startChatServer() {
     req.on('end', () => {
       const request = JSON.parse(body || '{}');
       requests.push(request);
+      const content = `echo: ${request.messages?.at(-1)?.content}`;
+      const usage = { prompt_tokens: 20, completion_tokens: 5, total_tokens: 25 };
+      if (request.stream) {
+        void streamAnswer(res, request, content, usage);
+        return;
+      }
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(
         JSON.stringify({
@@ -19,23 +32,68 @@ export async function startChatServer() {
           object: 'chat.completion',
           created: 1_700_000_000,
           model: request.model,
-          choices: [
-            {
-              index: 0,
-              message: { role: 'assistant', content: `echo: ${request.messages?.at(-1)?.content}` },
-              finish_reason: 'stop',
-            },
-          ],
-          usage: { prompt_tokens: 20, completion_tokens: 5, total_tokens: 25 },
+          choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
+          usage,
         }),
       );
     });
   });
+
+  async function streamAnswer(
+    res: ServerResponse,
+    request: { model: string; stream_options?: { include_usage?: boolean } },
+    content: string,
+    usage: object,
+  ) {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    const chunk = (delta: object, finish: string | null, extra: object = {}) =>
+      `data: ${JSON.stringify({
+        id: 'chatcmpl-test',
+        object: 'chat.completion.chunk',
+        created: 1_700_000_000,
+        model: request.model,
+        choices: [{ index: 0, delta, finish_reason: finish }],
+        ...extra,
+      })}\n\n`;
+    const words = content.split(/(?<= )/);
+    for (const [i, word] of words.entries()) {
+      res.write(chunk(i === 0 ? { role: 'assistant', content: word } : { content: word }, null));
+      if (i === 0) {
+        firstChunkAt.push(performance.now());
+        if (held) await held;
+      }
+      if (res.destroyed) return;
+    }
+    res.write(chunk({}, 'stop'));
+    if (request.stream_options?.include_usage) {
+      res.write(
+        `data: ${JSON.stringify({ id: 'chatcmpl-test', object: 'chat.completion.chunk', created: 1_700_000_000, model: request.model, choices: [], usage })}\n\n`,
+      );
+    }
+    res.end('data: [DONE]\n\n');
+  }
+
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
     requests,
-    close: () => new Promise<void>((r) => server.close(() => r())),
+    firstChunkAt,
+    /** Streams from now on pause after their first chunk until release(). */
+    holdStreams() {
+      held = new Promise((r) => {
+        release = () => {
+          held = null;
+          r();
+        };
+      });
+    },
+    release: () => release(),
+    close: () =>
+      new Promise<void>((r) => {
+        release();
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 

@@ -529,6 +529,35 @@ describe('executions', () => {
     });
   });
 
+  it('refuses metacharacters as the ids and event cursor of an execution stream with a 400, changing nothing', async () => {
+    const wf = await svc.admin.workflows.create.mutate({
+      workspaceId,
+      name: 'stream target',
+      definition: { blocks: [{ id: 'r', type: 'response', data: { ok: true } }] },
+    });
+    await svc.admin.workflows.deploy.mutate({ id: wf.id });
+    const started = await call('POST', `/api/workflows/${wf.id}/execute`, {});
+    const executionId = started.body.executionId as string;
+    await unchanged(async () => {
+      for (const evil of [...EVIL, ...NUL].filter((s) => s.isWellFormed())) {
+        const id = encodeURIComponent(evil);
+        const byExecution = await call('GET', `/api/workflows/${wf.id}/executions/${id}/stream`);
+        expect400(byExecution, `stream execution id ${evil}`);
+        expect(byExecution.body.details[0].path).toEqual(['executionId']);
+        const byWorkflow = await call('GET', `/api/workflows/${id}/executions/${executionId}/stream`);
+        expect400(byWorkflow, `stream workflow id ${evil}`);
+        const byCursor = await call(
+          'GET',
+          `/api/workflows/${wf.id}/executions/${executionId}/stream`,
+          undefined,
+          { from: evil },
+        );
+        expect400(byCursor, `stream from ${evil}`);
+        expect(byCursor.body.details[0].path).toEqual(['from']);
+      }
+    });
+  });
+
   it('refuses metacharacters as the ids, cursor and status of runs, reruns, execution logs and audit entries', async () => {
     const wf = await svc.admin.workflows.create.mutate({
       workspaceId,

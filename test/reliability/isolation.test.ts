@@ -432,6 +432,7 @@ describe('resources by id', () => {
           [`/api/v1/logs/${p.executionId}`, [404]],
           [`/api/v1/logs/executions/${p.executionId}`, [byId]],
           [`/api/v1/workflows/${p.workflowId}/runs`, [byId]],
+          [`/api/workflows/${p.workflowId}/executions/${p.executionId}/stream`, [byId]],
           // Audit entries: another organization's are not found; A2's are refused to the member
           // (not an admin), the workspace key and, there, the owner's personal key.
           [`/api/v1/audit-logs/${p.auditLogId}`, [403, 404]],

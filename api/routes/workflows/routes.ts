@@ -29,6 +29,8 @@ import {
   failed,
   stillRunning,
 } from './schemas.ts';
+import { eventStreamContent } from './stream-schemas.ts';
+import { eventSweeper } from './stream-sweep.ts';
 
 const callbackHeader = (name: string, description: string, example: string) => ({
   name,
@@ -85,6 +87,9 @@ export const executeWorkflowRoute = createRoute({
   description:
     'Runs the deployed version of a workflow. Sync (default): waits for the result and answers ' +
     '`{success, output, limits}`. Async (`"async": true`): answers 202 at once with a `taskId` to poll. ' +
+    'Streamed (`"stream": true` or `X-Stream-Response: true`): answers Server-Sent Events as it runs ' +
+    '(ExecutionStreamEvent), resumable with GET …/executions/{executionId}/stream; it draws from the sync ' +
+    'bucket, and a client that disconnects does not cancel it. ' +
     'Sync and async executions draw from separate rate-limit buckets; past the spend limit of the ' +
     'plan the answer is 402. Refused requests (400, 402, 429) cost nothing.\n\n' +
     '**Completion callback.** An async execution may name a `callbackUrl`. When the execution ends ' +
@@ -107,14 +112,18 @@ export const executeWorkflowRoute = createRoute({
   },
   callbacks: { completion: completionCallback },
   responses: {
-    200: ok(
-      {
-        description: 'Sync: the run finished; `success` says whether it completed or failed',
-        schema: z.union([completed, failed]),
-        examples: finishedExamples,
-      },
-      'execute',
-      { idempotent: true },
+    200: withEventStream(
+      ok(
+        {
+          description:
+            'Sync: the run finished; `success` says whether it completed or failed. Streamed ' +
+            '(`stream: true`): `text/event-stream`, with the execution id in `X-Execution-Id`',
+          schema: z.union([completed, failed]),
+          examples: finishedExamples,
+        },
+        'execute',
+        { idempotent: true },
+      ),
     ),
     202: ok(
       {
@@ -139,6 +148,11 @@ export const executeWorkflowRoute = createRoute({
   },
 });
 
+/** A JSON answer that is an event stream when the caller streams. */
+function withEventStream<A extends { content: object }>(answer: A) {
+  return { ...answer, content: { ...answer.content, ...eventStreamContent } };
+}
+
 // Fields of the body that steer the call rather than feed the workflow.
 const CONTROL_FIELDS = ['inputs', 'input', 'async', 'stream', 'selectedOutputs', 'workflowId', 'callbackUrl'];
 
@@ -160,6 +174,7 @@ function inputsOf(body: z.output<typeof executeBody>): Record<string, unknown> {
 export function workflowRoutes(deps: ApiDeps, guards: Guards) {
   const executions = executionAnswers(deps);
   const allowList = parseAllowList(deps.config.HTTP_ALLOW_LIST);
+  const sweep = eventSweeper(deps);
 
   return new Router(guards, { rateLimited: false }).openapi(executeWorkflowRoute, async (c) => {
     const { id } = c.req.valid('param');
@@ -175,14 +190,26 @@ export function workflowRoutes(deps: ApiDeps, guards: Guards) {
       const refusal = await literalAddressRefusal(new URL(body.callbackUrl), allowList);
       if (refusal) throw invalidField('callbackUrl', refusal);
     }
+    const stream = body.stream === true || c.req.header('x-stream-response')?.toLowerCase() === 'true';
+    if (stream && isAsync) {
+      throw invalidField('stream', 'A stream follows the execution as it runs: it cannot be async as well');
+    }
+    if (body.selectedOutputs !== undefined && !stream) {
+      throw invalidField('selectedOutputs', 'Selected outputs shape a stream: add "stream": true');
+    }
+    if (stream) sweep();
     const started = await executions.start({
       workflowId: id,
       by: { principal: c.get('principal') },
       inputs: () => inputsOf(body),
+      // A stream is a caller waiting for the run: it draws from the sync bucket.
       mode: isAsync ? 'async' : 'sync',
       trigger: 'api',
       ...(body.callbackUrl !== undefined ? { callbackUrl: body.callbackUrl } : {}),
+      ...(stream ? { streamOutputs: (body.selectedOutputs as string[] | undefined) ?? [] } : {}),
     });
+    // The event stream is a plain Response; its media type is documented on the route.
+    if (stream) return executions.stream(c, started) as never;
     return executions.answer(c, started, isAsync ? 'async' : 'sync');
   }).app;
 }

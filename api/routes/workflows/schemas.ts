@@ -25,6 +25,30 @@ export const executeBody = z
     async: z.boolean().optional().meta({
       description: 'true: answer 202 at once with a job to poll; default false (wait for the result)',
     }),
+    stream: z
+      .boolean()
+      .optional()
+      .meta({
+        description:
+          "true: answer `text/event-stream`, the execution's events as it runs (see ExecutionStreamEvent); " +
+          'as the header `X-Stream-Response: true`. Not with `async`',
+      }),
+    selectedOutputs: z
+      .array(
+        z
+          .string()
+          .min(1)
+          .max(200)
+          .regex(/^[^.]+(\.[^.]+)*$/, 'Must be `blockId` or `blockId.path`'),
+      )
+      .max(50)
+      .optional()
+      .meta({
+        description:
+          'With `stream`: the outputs `block.completed` events carry, as `blockId.path` (`agent.content`) ' +
+          'or `blockId`; only those blocks stream model tokens. Default: every output, every agent',
+        example: ['agent.content'],
+      }),
     callbackUrl: z
       .string()
       .max(CALLBACK_URL_MAX_LENGTH)
@@ -54,6 +78,10 @@ export const executeHeaders = idempotencyHeaders.extend({
     .enum(['sync', 'async'])
     .optional()
     .meta({ description: '`async` does what `"async": true` does (original API clients)', example: 'async' }),
+  'X-Stream-Response': z
+    .enum(['true', 'false'])
+    .optional()
+    .meta({ description: '`true` does what `"stream": true` does (original API clients)', example: 'true' }),
 });
 
 const bucket = z.object({

@@ -1,0 +1,79 @@
+// The events of streaming executions (issue 29): the runner appends them in order as an execution
+// runs, and NOTIFYs EXECUTION_EVENTS_CHANNEL; API processes read them from a cursor at each client's
+// pace. Only executions started with `stream: true` (executions.stream_outputs set) have any.
+import type { Queryable } from './client.ts';
+
+export const EXECUTION_EVENTS_CHANNEL = 'execution_events';
+
+export interface StreamEvent {
+  /** Increasing within the execution, from 1: the SSE `id:`. */
+  seq: number;
+  event: string;
+  data: unknown;
+}
+
+/**
+ * Appends events after the execution's last one and wakes listeners, in one statement. Events are
+ * appended only while the execution runs: the row's share lock orders this against a cancel (or any
+ * end), so a reader that has seen the execution end has seen all its events. One writer per
+ * execution at a time (the runner's writer serialises its batches), so max(seq) is stable.
+ * Answers the last seq written, or null when the execution had ended.
+ */
+export async function appendExecutionEvents(
+  db: Queryable,
+  executionId: string,
+  events: { event: string; data: unknown }[],
+): Promise<number | null> {
+  const [row] = await db.query<{ last: number | null }>(
+    `with live as (
+       select id from executions where id = $1 and status in ('queued', 'processing') for share
+     ), base as (
+       select coalesce(max(seq), 0) as last from execution_events where execution_id = $1
+     ), added as (
+       insert into execution_events (execution_id, seq, event, data)
+       select $1, base.last + e.ord, e.event, e.data
+         from live, base,
+              rows from (jsonb_to_recordset($2::jsonb) as (event text, data jsonb))
+                with ordinality as e(event, data, ord)
+       returning seq
+     ), woke as (
+       select pg_notify($3, $1::text) from (select 1 from added limit 1) one
+     )
+     select (select max(seq) from added) as last, (select count(*) from woke)::int as woke`,
+    [executionId, JSON.stringify(events), EXECUTION_EVENTS_CHANNEL],
+  );
+  return row?.last ?? null;
+}
+
+/** Up to `limit` events after `after`, in order. */
+export async function readExecutionEvents(
+  db: Queryable,
+  executionId: string,
+  after: number,
+  limit: number,
+): Promise<StreamEvent[]> {
+  return db.query<StreamEvent>(
+    `select seq, event, data from execution_events
+      where execution_id = $1 and seq > $2 order by seq limit $3`,
+    [executionId, after, limit],
+  );
+}
+
+/** The last seq stored for an execution (0: none), for the id of the terminal event. */
+export async function lastExecutionEvent(db: Queryable, executionId: string): Promise<number> {
+  const [row] = await db.query<{ last: number }>(
+    'select coalesce(max(seq), 0)::int as last from execution_events where execution_id = $1',
+    [executionId],
+  );
+  return row?.last ?? 0;
+}
+
+/** Deletes events stored before `before`; answers how many. */
+export async function sweepExecutionEvents(db: Queryable, before: Date): Promise<number> {
+  const [row] = await db.query<{ n: number }>(
+    `with swept as (delete from execution_events where created_at < $1 returning 1)
+     select count(*)::int as n from swept`,
+    [before],
+  );
+  return row?.n ?? 0;
+}
