@@ -250,6 +250,21 @@ export const envSchema = z.object({
     .min(1)
     .default('text-embedding-3-small')
     .describe("The `openai` provider's model (1,536 dimensions)"),
+  // Knowledge search's optional reranking (`rerank: {model, topN}`): a /rerank endpoint of the kind
+  // Cohere, Jina and text-embeddings-inference serve; unset, a search asking for reranking is a 400.
+  RERANK_BASE_URL: z
+    .url()
+    .optional()
+    .describe('Server whose `/rerank` endpoint reorders knowledge search results (Cohere, Jina, TEI)')
+    .meta(whenUnset('reranking off')),
+  RERANK_API_KEY: z.string().min(1).optional().describe('Bearer key for that server'),
+  RERANK_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(60_000)
+    .default(5_000)
+    .describe('How long a search waits for the rerank server before answering 502'),
   // Documents one runner ingests at once (parsing and chunking take a worker thread each).
   INGEST_CONCURRENCY: z.coerce
     .number()
@@ -348,6 +363,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       'ENCRYPTION_KEY',
       'BOOTSTRAP_API_KEY',
       'OPENAI_API_KEY',
+      'RERANK_API_KEY',
       'S3_SECRET_ACCESS_KEY',
     ].includes(name);
     // A variable that must be set but is not has no value to show.

@@ -10,7 +10,7 @@ export interface FieldIssue {
 }
 
 export class ServiceError extends Error {
-  readonly status: 400 | 401 | 402 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 503;
+  readonly status: 400 | 401 | 402 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 502 | 503;
   readonly details?: FieldIssue[];
   readonly headers?: Record<string, string>;
 

@@ -46,6 +46,7 @@ export type ErrorStatus =
   | 422
   | 429
   | 500
+  | 502
   | 503;
 
 const ERROR_MEANING: Record<ErrorStatus, string> = {
@@ -63,6 +64,7 @@ const ERROR_MEANING: Record<ErrorStatus, string> = {
   422: 'Idempotency-Key reused for a different request',
   429: 'Rate limit exceeded: retry after `Retry-After` seconds',
   500: 'Internal error: report the requestId',
+  502: 'A server this request needed (e.g. the rerank server) failed or was too slow',
   503: 'Not ready',
 };
 

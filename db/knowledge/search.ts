@@ -8,8 +8,12 @@
 // - hybrid: the vector candidates and the full-text candidates (websearch_to_tsquery, ts_rank_cd)
 //   are fused by reciprocal rank (k = 60); similarity stays the chunk's cosine similarity, so it is
 //   not in order: each result's `score` is the fused score the results are ordered by.
+// - fulltext: the full-text candidates alone, by ts_rank_cd; `score` is that rank, `similarity`
+//   still the cosine similarity (so the query is embedded in every mode).
 // - tags only (no query): matching chunks, newest document first, then in document order; their
 //   similarity is 1, since nothing was compared.
+// scoreThreshold drops results whose similarity is below it, after ranking (so fewer than topK may
+// come back). Reranking (`rerank`) is not done here: the caller reorders these results.
 // Every result carries `score`, what the results are ordered by (highest first): the similarity in
 // vector and tags-only searches, the fused score in hybrid ones; so a client sorts by one field.
 //
@@ -66,11 +70,24 @@ export const knowledgeSearchRequest = z
       .transform((q) => (q ? q : undefined)),
     tagFilters: z.array(tagFilterSchema).max(MAX_TAG_FILTERS).optional(),
     topK: z.number().int().min(1).max(MAX_TOP_K).default(10),
-    searchMode: z.enum(['vector', 'hybrid']).default('vector'),
+    searchMode: z.enum(['vector', 'hybrid', 'fulltext']).default('vector'),
+    // The least similarity a result may have; results below it are dropped after ranking.
+    scoreThreshold: z.number().min(0).max(1).optional(),
+    // Reranking happens outside the store (runner/embeddings/rerank.ts), over this search's results.
+    rerank: z
+      .object({
+        model: z.string().trim().min(1).max(200),
+        topN: z.number().int().min(1).max(MAX_TOP_K).optional(),
+      })
+      .strict()
+      .optional(),
   })
   .superRefine((r, ctx) => {
     if (!r.query && !r.tagFilters?.length) {
       ctx.addIssue({ code: 'custom', path: ['query'], message: 'Give a query, tagFilters, or both' });
+    }
+    if (r.rerank && !r.query) {
+      ctx.addIssue({ code: 'custom', path: ['rerank'], message: 'Reranking needs a query' });
     }
   });
 
@@ -213,18 +230,22 @@ export async function searchKnowledge(
   } else {
     hits = await queryHits(db, embedQuery, request, request.query, bases, compile);
   }
-  const results = hits.map((h): SearchResultItem => {
-    const similarity = h.distance === null ? 1 : 1 - h.distance;
-    return {
-      documentId: h.document_id,
-      documentName: h.filename,
-      content: h.content,
-      chunkIndex: h.chunk_index,
-      similarity,
-      score: h.fused ?? similarity,
-      metadata: documentTags(h.row, tagsOf(h.knowledge_base_id)),
-    };
-  });
+  // Without a threshold nothing is dropped: an unrelated chunk's similarity can be a hair below 0.
+  const threshold = request.scoreThreshold ?? Number.NEGATIVE_INFINITY;
+  const results = hits
+    .map((h): SearchResultItem => {
+      const similarity = h.distance === null ? 1 : 1 - h.distance;
+      return {
+        documentId: h.document_id,
+        documentName: h.filename,
+        content: h.content,
+        chunkIndex: h.chunk_index,
+        similarity,
+        score: h.fused ?? (request.searchMode === 'fulltext' ? h.textRank : similarity),
+        metadata: documentTags(h.row, tagsOf(h.knowledge_base_id)),
+      };
+    })
+    .filter((r) => r.similarity >= threshold);
   return {
     results,
     query: request.query ?? '',
@@ -250,6 +271,7 @@ async function queryHits(
     [...groups.keys()].map(async (model) => vectorLiteral(await embedQuery(model, query))),
   );
   const hybrid = request.searchMode === 'hybrid';
+  const fulltext = request.searchMode === 'fulltext';
   const depth = hybrid ? Math.max(request.topK * 4, 50) : request.topK;
 
   const lists = await db.transaction(async (tx) => {
@@ -267,15 +289,16 @@ async function queryHits(
     for (const [g, baseIds] of [...groups.values()].entries()) {
       const q = vectors[g] as string;
       const ann = compile([q, baseIds]);
-      let found = (await tx.query(annSql(ann.filter, depth), ann.params)).map(toHit);
-      if (found.length < depth) {
+      // Full-text mode ranks by text alone; its statement still reads each chunk's distance.
+      let found = fulltext ? [] : (await tx.query(annSql(ann.filter, depth), ann.params)).map(toHit);
+      if (!fulltext && found.length < depth) {
         // Few chunks pass the filters: scoring them all is the cheap and exact way.
         await tx.query("select set_config('enable_seqscan', 'on', true)");
         const exact = compile([q, baseIds, depth]);
         found = (await tx.query(exactSql(exact.filter), exact.params)).map(toHit);
       }
       vectorHits.push(...found);
-      if (hybrid) {
+      if (hybrid || fulltext) {
         const text = compile([q, baseIds, depth, query]);
         textHits.push(...(await tx.query(textSql(text.filter), text.params)).map(toHit));
       }
@@ -283,10 +306,11 @@ async function queryHits(
     return { vectorHits, textHits };
   });
 
-  const vectorRanked = lists.vectorHits.sort(byDistance).slice(0, depth);
-  if (!hybrid) return vectorRanked;
   // Each group's statement ranked by one function, so the lists merge by rank as they are.
   const textRanked = lists.textHits.sort((a, b) => b.textRank - a.textRank || a.id - b.id).slice(0, depth);
+  if (fulltext) return textRanked;
+  const vectorRanked = lists.vectorHits.sort(byDistance).slice(0, depth);
+  if (!hybrid) return vectorRanked;
   const fused = new Map<number, { hit: Hit; score: number }>();
   const credit = (list: Hit[]) => {
     for (const [rank, hit] of list.entries()) {

@@ -1,11 +1,13 @@
 // The `knowledge` block: searches knowledge bases of the execution's workspace, with the same rules
 // (and so the same errors) as POST /api/v1/knowledge/search.
-//   knowledgeBaseIds (or knowledgeBaseId), query?, tagFilters?, topK? (default 10), searchMode?
+//   knowledgeBaseIds (or knowledgeBaseId), query?, tagFilters?, topK? (default 10), searchMode?,
+//   scoreThreshold?, rerank? ({model, topN?}: RERANK_BASE_URL; a failing rerank server fails the block)
 //   → {results: [{documentId, documentName, content, chunkIndex, similarity, score, metadata}], totalResults}
 // Any field may be a reference (`<start.question>`), checked once resolved.
 import { z } from 'zod';
 import { knowledgeSearchRequest, searchKnowledge } from '../../db/knowledge/search.ts';
 import { ServiceError } from '../../errors.ts';
+import { rerankResults } from '../embeddings/rerank.ts';
 import { type BlockType, describeServiceError } from './block.ts';
 
 const schema = z
@@ -16,6 +18,8 @@ const schema = z
     tagFilters: z.unknown().optional(),
     topK: z.unknown().optional(),
     searchMode: z.unknown().optional(),
+    scoreThreshold: z.unknown().optional(),
+    rerank: z.unknown().optional(),
   })
   .strict()
   .refine((c) => (c.knowledgeBaseIds === undefined) !== (c.knowledgeBaseId === undefined), {
@@ -50,7 +54,11 @@ export const knowledgeBlock: BlockType<KnowledgeConfig> = {
         ctx.workspaceId,
         parsed.data,
       );
-      return { output: { results: found.results, totalResults: found.totalResults } };
+      const { rerank } = parsed.data;
+      const results = rerank
+        ? await rerankResults(ctx.embedders.reranker, rerank, found.query, found.results)
+        : found.results;
+      return { output: { results, totalResults: results.length } };
     } catch (err) {
       throw err instanceof ServiceError ? new Error(describeServiceError(err)) : err;
     }

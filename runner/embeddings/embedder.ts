@@ -11,7 +11,11 @@ export interface Embedder {
   embedQuery(text: string, signal?: AbortSignal): Promise<Float32Array>;
 }
 
+import type { Reranker } from './rerank.ts';
+
 export interface Embedders {
+  /** Reorders search results (RERANK_BASE_URL); undefined when no rerank server is configured. */
+  readonly reranker?: Reranker | undefined;
   /** The model new knowledge bases get unless they name one. */
   readonly defaultModel: string;
   /** The models this process can embed with. */

@@ -7,13 +7,15 @@ import { ServiceError } from '../../errors.ts';
 import type { Embedder, Embedders } from './embedder.ts';
 import { embedLocal, LOCAL_EMBEDDING_MODEL } from './local.ts';
 import type { OpenAIEmbedderOptions } from './openai.ts';
+import { createReranker, type RerankConfig } from './rerank.ts';
 
 export { LOCAL_EMBEDDING_MODEL } from './local.ts';
 
 export type EmbeddingConfig = Pick<
   Config,
   'OPENAI_API_KEY' | 'OPENAI_BASE_URL' | 'EMBEDDING_PROVIDER' | 'EMBEDDING_MODEL'
->;
+> &
+  Partial<RerankConfig>;
 
 export interface EmbeddersOptions {
   /** Embeds many texts with the local model elsewhere (the runner's ingest pool). */
@@ -40,6 +42,7 @@ export function createEmbedders(config: EmbeddingConfig, options: EmbeddersOptio
   return {
     defaultModel,
     models,
+    reranker: createReranker(config),
     get(model) {
       const embedder = byModel.get(model);
       if (embedder) return embedder;

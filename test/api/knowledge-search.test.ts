@@ -189,6 +189,12 @@ describe('vector search', () => {
       expect(res.body.details.map((d: { path: unknown[] }) => d.path)).toContainEqual(path);
     }
   });
+
+  it('refuses reranking on a service without a rerank server (RERANK_BASE_URL unset)', async () => {
+    const res = await search({ workspaceId, knowledgeBaseIds: [kb.id], query: 'x', rerank: { model: 'm' } });
+    expectError(res, 400, /Reranking is not configured/);
+    expect(res.body.details).toEqual([expect.objectContaining({ path: ['rerank'] })]);
+  });
 });
 
 describe('hybrid search', () => {

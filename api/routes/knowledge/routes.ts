@@ -9,6 +9,7 @@ import { listKnowledgeBases, updateKnowledgeBase } from '../../../db/knowledge/b
 import { searchKnowledge } from '../../../db/knowledge/search.ts';
 import { sendIngestJobs } from '../../../jobs/ingest-jobs.ts';
 import type { Embedders } from '../../../runner/embeddings/embedder.ts';
+import { rerankResults } from '../../../runner/embeddings/rerank.ts';
 import {
   API_RATE_LIMITED,
   jsonBody,
@@ -92,6 +93,7 @@ export const searchKnowledgeRoute = createRoute({
         404: ['Knowledge base not found', 'Workspace not found'],
         413: 'Request body over 10485760 bytes',
         429: API_RATE_LIMITED,
+        502: ['Rerank server did not answer within 5000 ms', 'Rerank server answered HTTP 500'],
       },
       { metering: 'api' },
     ),
@@ -150,6 +152,10 @@ export function knowledgeRoutes(deps: KnowledgeDeps, guards: Guards) {
         access.workspace.id,
         body,
       );
+      if (body.rerank) {
+        data.results = await rerankResults(embedders.reranker, body.rerank, data.query, data.results);
+        data.totalResults = data.results.length;
+      }
       return c.json({ success: true as const, data }, 200);
     })
     .openapi(updateKnowledgeBaseRoute, async (c) => {

@@ -56,7 +56,18 @@ export const searchKnowledgeBody = knowledgeSearchRequest.safeExtend({
   searchMode: search.searchMode.meta({
     description:
       '`vector`: by similarity. `hybrid` adds full-text ranking, fused with the vector ranking by reciprocal rank: ' +
-      'results then come in `score` order, and their `similarity` values need not be in order',
+      'results then come in `score` order, and their `similarity` values need not be in order. `fulltext`: by ' +
+      'full-text rank alone (English stemming; quoted phrases, `or` and `-word` as in web search)',
+  }),
+  scoreThreshold: search.scoreThreshold.meta({
+    description:
+      'The least `similarity` (0–1) a result may have; lower ones are dropped after ranking, so fewer than topK may come back',
+  }),
+  rerank: search.rerank.meta({
+    description:
+      "Reorder the results with the configured rerank server's `/rerank` (RERANK_BASE_URL): `model` is passed on, " +
+      'the best `topN` (default: all) are kept, and each `score` becomes its relevance score. Needs a query; ' +
+      'a 400 when no rerank server is configured, a 502 when it fails or answers too late (RERANK_TIMEOUT_MS)',
   }),
 });
 
@@ -116,7 +127,8 @@ const searchResultSchema = z
         'What the results are ordered by, highest first. Vector mode and a search by tags alone: equal to ' +
         'similarity. Hybrid mode: the reciprocal rank fusion score, the sum over the vector ranking and the ' +
         'full-text ranking of 1 / (60 + rank) (rank 1 is the best; a list the chunk is not in adds nothing), so ' +
-        'at most 2/61 ≈ 0.0328; it compares results of one answer, not of two searches.',
+        'at most 2/61 ≈ 0.0328; it compares results of one answer, not of two searches. Fulltext mode: the ' +
+        "full-text rank (ts_rank_cd). Reranked: the rerank server's relevance score.",
     }),
     metadata: z
       .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]))
