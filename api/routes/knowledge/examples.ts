@@ -242,3 +242,20 @@ export const knowledgeBaseDeletedExample = {
     message: 'Knowledge base deleted with 1 document(s)',
   },
 };
+
+// --- Delete and reprocess a document ------------------------------------------------------------
+
+export const documentWriteRequest = { workspaceId: EX.workspaceId };
+
+export const documentDeletedExample = {
+  success: true,
+  data: { documentId: EX.documentId, message: 'Document deleted' },
+};
+
+export const documentReprocessedExample = {
+  success: true,
+  data: {
+    document: { ...processedDocument, processingStatus: 'pending' },
+    message: 'Document handbook.pdf is being processed again',
+  },
+};

@@ -19,6 +19,7 @@ import {
 import { errors } from '../../openapi/error-answers.ts';
 import { type Guards, Router } from '../router.ts';
 import { withBaseRoutes } from './base-routes.ts';
+import { withDocumentEditRoutes } from './document-edit-routes.ts';
 import { type DocumentDeps, withDocumentRoutes } from './document-routes.ts';
 import {
   knowledgeBaseListExample,
@@ -167,5 +168,5 @@ export function knowledgeRoutes(deps: KnowledgeDeps, guards: Guards) {
         : 'Knowledge base updated';
       return c.json({ success: true as const, data: { knowledgeBase, message } }, 200);
     });
-  return withDocumentRoutes(withBaseRoutes(router, deps), deps).app;
+  return withDocumentEditRoutes(withDocumentRoutes(withBaseRoutes(router, deps), deps), deps).app;
 }
