@@ -261,16 +261,18 @@ export async function updateKnowledgeBase(
 }
 
 /**
- * Deletes a knowledge base with its documents and chunks; answers the storage keys of its
- * documents, whose bytes the caller removes once this has committed.
+ * Deletes a knowledge base with its documents and chunks (404 when it is not in `workspaceId`, when
+ * one is given); answers the storage keys of its documents, whose bytes the caller removes once this
+ * has committed.
  */
 export async function deleteKnowledgeBase(
   db: Queryable,
   actor: Actor,
   id: string,
+  workspaceId?: string,
 ): Promise<{ storageKeys: string[] }> {
   return db.transaction(async (tx) => {
-    const kb = await getKnowledgeBase(tx, { id });
+    const kb = await getKnowledgeBase(tx, workspaceId ? { id, workspaceId } : { id });
     const keys = await tx.query<{ storage_key: string }>(
       'select storage_key from knowledge_documents where knowledge_base_id = $1',
       [id],

@@ -240,6 +240,12 @@ export async function getBaseDocument(
   return document;
 }
 
+/** Where a document must be for an operation on it to find it (404 otherwise). */
+export interface DocumentScope {
+  workspaceId: string;
+  knowledgeBaseId: string;
+}
+
 async function auditDocument(
   tx: Queryable,
   actor: Actor,
@@ -286,9 +292,10 @@ export async function reprocessDocument(
   db: Queryable,
   actor: Actor,
   documentId: string,
+  scope?: DocumentScope,
 ): Promise<{ document: KnowledgeDocument; job: IngestJob }> {
   return db.transaction(async (tx) => {
-    const doc = await getDocument(tx, { id: documentId });
+    const doc = await getDocument(tx, { id: documentId, ...scope });
     const [row] = await tx.query<DocumentRow>(
       `update knowledge_documents
           set target_generation = target_generation + 1, processing_status = 'pending',
@@ -313,9 +320,10 @@ export async function deleteDocument(
   db: Queryable,
   actor: Actor,
   documentId: string,
+  scope?: DocumentScope,
 ): Promise<{ storageKey: string }> {
   return db.transaction(async (tx) => {
-    const doc = await getDocument(tx, { id: documentId });
+    const doc = await getDocument(tx, { id: documentId, ...scope });
     const [row] = await tx.query<{ storage_key: string }>(
       'delete from knowledge_documents where id = $1 returning storage_key',
       [doc.id],

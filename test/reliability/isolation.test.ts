@@ -544,12 +544,14 @@ describe('the probes themselves', () => {
   it("reach every endpoint: the same requests with the caller's own ids are not refused", async () => {
     const { A1 } = world.places;
     const owner = world.keys[0] as KeyKind;
-    // Deletions last, the table's own last of all: its rows and columns are probed before it goes;
+    // Deletions last, the table's (and knowledge base's) own last of all: what is inside is probed before it goes;
     // the row's own deletion before the deletion by ids, which passes over a row already gone.
     const rank = (o: Operation) =>
       o.method !== 'DELETE'
         ? 0
-        : o.path === '/api/v1/tables/{tableId}' || o.path === '/api/v1/workflows/{id}'
+        : o.path === '/api/v1/tables/{tableId}' ||
+            o.path === '/api/v1/workflows/{id}' ||
+            o.path === '/api/v1/knowledge/{id}'
           ? 3
           : o.path.endsWith('{rowId}')
             ? 1

@@ -106,3 +106,14 @@ export const documentFound = envelope({ document: documentSchema }).meta({ id: '
 export const documentUploaded = envelope({ document: documentSchema, message: z.string() }).meta({
   id: 'KnowledgeDocumentUploaded',
 });
+
+/** The body of a document write that names only its workspace (delete, reprocess). */
+export const documentWriteBody = z.object({ workspaceId: z.uuid().meta(WORKSPACE) });
+
+export const documentDeleted = envelope({ documentId: z.uuid(), message: z.string() }).meta({
+  id: 'KnowledgeDocumentDeleted',
+});
+
+export const documentReprocessed = envelope({ document: documentSchema, message: z.string() }).meta({
+  id: 'KnowledgeDocumentReprocessed',
+});

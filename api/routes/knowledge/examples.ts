@@ -200,3 +200,62 @@ export const uploadTooLarge = [
 ];
 
 export const uploadUnsupported = `Unsupported document type (image/png, x.png): upload ${SUPPORTED_DOCUMENT_TYPES}`;
+
+// --- Create, get, delete a knowledge base -------------------------------------------------------
+
+export const createKnowledgeRequest = {
+  workspaceId: EX.workspaceId,
+  name: 'Handbook',
+  description: 'Company policies',
+  chunkingConfig: { maxSize: 1024, minSize: 100, overlap: 200 },
+};
+
+export const knowledgeBaseCreatedExample = {
+  success: true,
+  data: {
+    knowledgeBase: { ...knowledgeBaseExample, docCount: 0, tokenCount: 0 },
+    message: 'Knowledge base Handbook created',
+  },
+};
+
+export const createKnowledgeInvalid = [
+  invalid(['name'], 'Too small: expected string to have >=1 characters', 'too_small', 'Invalid request body'),
+  invalid(['chunkingConfig', 'overlap'], 'Must be less than maxSize'),
+  invalid(
+    ['embeddingModel'],
+    'This service embeds with local-hashed-ngrams-v1; other-model is not configured',
+  ),
+];
+
+export const knowledgeBaseFoundExample = { success: true, data: { knowledgeBase: knowledgeBaseExample } };
+
+/** A write that names a workspace in the body: the 400 of a malformed one. */
+export const WRITE_400 = invalid(['workspaceId'], 'Invalid UUID', 'invalid_format', 'Invalid request body');
+
+export const deleteKnowledgeRequest = { workspaceId: EX.workspaceId };
+
+export const knowledgeBaseDeletedExample = {
+  success: true,
+  data: {
+    id: EX.knowledgeBaseId,
+    deletedDocuments: 1,
+    message: 'Knowledge base deleted with 1 document(s)',
+  },
+};
+
+// --- Delete and reprocess a document ------------------------------------------------------------
+
+export const documentWriteRequest = { workspaceId: EX.workspaceId };
+
+export const documentDeletedExample = {
+  success: true,
+  data: { documentId: EX.documentId, message: 'Document deleted' },
+};
+
+export const documentReprocessedExample = {
+  success: true,
+  data: {
+    document: { ...processedDocument, processingStatus: 'pending' },
+    message: 'Document handbook.pdf is being processed again',
+  },
+};

@@ -19,6 +19,8 @@ import {
 } from '../../openapi/components.ts';
 import { errors } from '../../openapi/error-answers.ts';
 import { type Guards, Router } from '../router.ts';
+import { withBaseRoutes } from './base-routes.ts';
+import { withDocumentEditRoutes } from './document-edit-routes.ts';
 import { type DocumentDeps, withDocumentRoutes } from './document-routes.ts';
 import {
   knowledgeBaseListExample,
@@ -52,7 +54,7 @@ export const listKnowledgeBasesRoute = createRoute({
   scope: 'knowledge:read' as const,
   tags,
   summary: 'List knowledge bases',
-  description: "The workspace's knowledge bases. They are created through the admin plane.",
+  description: "The workspace's knowledge bases.",
   request: { query: listKnowledgeQuery },
   responses: {
     200: ok(
@@ -172,5 +174,5 @@ export function knowledgeRoutes(deps: KnowledgeDeps, guards: Guards) {
         : 'Knowledge base updated';
       return c.json({ success: true as const, data: { knowledgeBase, message } }, 200);
     });
-  return withDocumentRoutes(router, deps).app;
+  return withDocumentEditRoutes(withDocumentRoutes(withBaseRoutes(router, deps), deps), deps).app;
 }

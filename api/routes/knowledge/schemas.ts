@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import {
   chunkingConfigPatchSchema,
+  chunkingConfigSchema,
   type KnowledgeBase,
   knowledgeDescriptionSchema,
   knowledgeNameSchema,
@@ -143,3 +144,42 @@ export const searchResults = envelope({
   topK: z.number().int(),
   totalResults: z.number().int(),
 }).meta({ id: 'SearchResults' });
+
+// --- Create, get, delete a knowledge base -------------------------------------------------------
+
+export const createKnowledgeBody = z.object({
+  workspaceId: z.uuid().meta(WORKSPACE),
+  name: knowledgeNameSchema,
+  description: knowledgeDescriptionSchema.optional(),
+  chunkingConfig: chunkingConfigSchema.optional().meta({
+    description:
+      'maxSize (100–4000 tokens), minSize (1–2000 characters), overlap (0–500 tokens, below maxSize); ' +
+      'the default is {maxSize: 1024, minSize: 100, overlap: 200}',
+  }),
+  embeddingModel: z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .meta({ description: 'One of the models this service embeds with; the default model when left out' }),
+});
+
+/** A write naming only its workspace (the delete's body). */
+export const workspaceOnlyBody = z.object({ workspaceId: z.uuid().meta(WORKSPACE) });
+
+export const knowledgeBaseCreated = envelope({
+  knowledgeBase: knowledgeBaseSchema,
+  message: z.string(),
+}).meta({ id: 'KnowledgeBaseCreated' });
+
+export const knowledgeBaseFound = envelope({ knowledgeBase: knowledgeBaseSchema }).meta({
+  id: 'KnowledgeBaseFound',
+});
+
+export const knowledgeBaseDeleted = envelope({
+  id: z.uuid(),
+  deletedDocuments: z.number().int().meta({
+    description: 'Documents deleted with it; their stored bytes are released from the storage quota',
+  }),
+  message: z.string(),
+}).meta({ id: 'KnowledgeBaseDeleted' });
