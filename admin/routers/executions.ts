@@ -57,6 +57,8 @@ const toDetail = (r: ExecutionRow) => ({
   endedAt: r.ended_at?.toISOString() ?? null,
   cancelledAt: r.cancelled_at?.toISOString() ?? null,
   cancelledBy: r.cancelled_by,
+  // Parked (a long wait or retry delay): when a runner takes it up again (runner/park-sweeper.ts).
+  resumeAt: r.status === 'processing' && r.resume_at ? r.resume_at.toISOString() : null,
   durationMs: r.started_at && r.ended_at ? r.ended_at.getTime() - r.started_at.getTime() : null,
 });
 

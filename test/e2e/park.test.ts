@@ -101,6 +101,8 @@ describe('parked executions', () => {
     expect(record.status).toBe('processing');
     expect(record.metadata.resumeAt).toBe(new Date(now + HOUR).toISOString());
     expect(await openJobs(id)).toBe(0);
+    // The admin plane (and its console) shows the same due time.
+    expect((await svc.admin.executions.get.query({ id })).resumeAt).toBe(record.metadata.resumeAt);
     expect(hits.get('/before?t=1')).toBe(1);
     expect(hits.get('/after?t=1')).toBeUndefined();
     // Not due a minute early.
@@ -109,6 +111,7 @@ describe('parked executions', () => {
     const done = await pollJob(svc.call, tenant.key, id);
     expect(done.body).toMatchObject({ status: 'completed', output: { waited: HOUR, after: '/after?t=1' } });
     expect(done.body.metadata.resumeAt).toBeUndefined();
+    expect((await svc.admin.executions.get.query({ id })).resumeAt).toBeNull();
     expect(hits.get('/before?t=1')).toBe(1);
     expect(hits.get('/after?t=1')).toBe(1);
     const detail = await svc.admin.executions.get.query({ id });

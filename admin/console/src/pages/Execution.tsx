@@ -85,6 +85,11 @@ export function Execution(props: { id: string }) {
                   {dateTime(e.cancelledAt)} <span className="muted">by {e.cancelledBy}</span>
                 </Fact>
               ) : null}
+              {e.resumeAt ? (
+                <Fact label="Parked">
+                  until {dateTime(e.resumeAt)} <span className="muted">(no runner held)</span>
+                </Fact>
+              ) : null}
               <Fact label="Duration">{duration(e.durationMs)}</Fact>
               <Fact label="Cost">{cost?.total !== undefined ? usd(cost.total) : '–'}</Fact>
             </dl>
