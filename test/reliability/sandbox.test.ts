@@ -202,12 +202,16 @@ const CATALOGUE: Attempt[] = [
     code: 'const a = new Array(2e7); const b = new Array(2e7); return a.length + b.length',
     expect: { error: /memory limit/ },
     needsHeapGuard: true,
+    // The memory limit is what this reaches; on a busy machine 160 MB may take longer than 1 s to fill.
+    timeoutMs: 15_000,
   },
   {
     name: 'one array of 160 MB, filled with doubles',
     code: 'return new Array(2e7).fill(1.5).length',
     expect: { error: /memory limit/ },
     needsHeapGuard: true,
+    // The memory limit is what this reaches; on a busy machine 160 MB may take longer than 1 s to fill.
+    timeoutMs: 15_000,
   },
   {
     name: 'huge array length',
