@@ -6,7 +6,8 @@
 import type { PgBoss } from 'pg-boss';
 import { z } from 'zod';
 import { ADMIN_ACTOR } from '../../db/audit-logs.ts';
-import { type ExecutionCost, type ExecutionRow, getExecution, listExecutions } from '../../db/executions.ts';
+import { listExecutions } from '../../db/execution-lists.ts';
+import { type ExecutionCost, type ExecutionRow, getExecution } from '../../db/executions.ts';
 import { notFound } from '../../errors.ts';
 import { executionCanceller } from '../../jobs/cancel-execution.ts';
 import { executionStarter } from '../../jobs/start-execution.ts';

@@ -5,7 +5,8 @@
 import { createRoute } from '@hono/zod-openapi';
 import { z } from 'zod';
 import { authorizeResource } from '../../../db/access.ts';
-import { getExecution, listExecutions } from '../../../db/executions.ts';
+import { listExecutions } from '../../../db/execution-lists.ts';
+import { getExecution } from '../../../db/executions.ts';
 import { getWorkflow } from '../../../db/workflows.ts';
 import { notFound } from '../../../errors.ts';
 import type { ApiDeps } from '../../context.ts';

@@ -2,7 +2,7 @@
 // any state, newest first, cursor-paged) and POST …/executions/{executionId}/rerun (a new execution
 // with the inputs of an earlier one), with their examples.
 import { z } from 'zod';
-import type { ExecutionSummary } from '../../../db/executions.ts';
+import type { ExecutionSummary } from '../../../db/execution-lists.ts';
 import { wholeNumberParam } from '../../middleware/validate.ts';
 import { cursorParam, EX, withFieldDocs } from '../../openapi/components.ts';
 import { invalid } from '../../openapi/error-answers.ts';
