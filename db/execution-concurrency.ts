@@ -10,7 +10,7 @@
 // that the freed slots now let in. The count is of rows `processing`: a runner that dies holding one
 // keeps its slot only until pg-boss retries the job (the new attempt holds the same slot) or gives
 // up on it (the abandon ends it and lets the next one in). A parked execution (resume_at set) holds
-// no slot: its park releases it like an end; resumed, it takes one back at once (it keeps running).
+// no slot: its park releases it like an end; when due it is queued again and claims one as above.
 import type { Queryable } from './client.ts';
 import type { Claim } from './executions.ts';
 

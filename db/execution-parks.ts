@@ -25,14 +25,20 @@ export async function parkExecution(
   return rows.length > 0;
 }
 
-/** The parked executions due at `now` (at most `limit`), taken: no longer parked. */
+/**
+ * The parked executions due at `now` (at most `limit`), taken: no longer parked. One of a concurrency
+ * group is queued again: its park gave up its slot, so it waits its turn for one (in the order of its
+ * creation, ahead of those queued after it) through the limited claim, like any queued execution.
+ */
 export async function takeDueExecutions(
   tx: Queryable,
   now: Date,
   limit: number,
 ): Promise<{ id: string; limited: boolean }[]> {
   return tx.query<{ id: string; limited: boolean }>(
-    `update executions e set resume_at = null
+    `update executions e
+        set resume_at = null,
+            status = case when e.concurrency_group is null then e.status else 'queued' end
        from (select id from executions
               where resume_at is not null and resume_at <= $1 and status = 'processing'
               order by resume_at limit $2 for update skip locked) due

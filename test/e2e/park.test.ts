@@ -23,6 +23,8 @@ let tenant: Tenant;
 let target: Server;
 let base: string;
 const hits = new Map<string, number>();
+/** Requests to `/hold…` are answered only when the test lets them go. */
+const held: (() => void)[] = [];
 
 async function until<T>(probe: () => Promise<T | undefined>, what: string): Promise<T> {
   for (let i = 0; i < 800; i++) {
@@ -38,6 +40,10 @@ beforeAll(async () => {
     const key = req.url ?? '/';
     const n = (hits.get(key) ?? 0) + 1;
     hits.set(key, n);
+    if (key.startsWith('/hold')) {
+      held.push(() => res.end('{}'));
+      return;
+    }
     // `/flaky…` answers 503 the first time, then 200.
     res.statusCode = key.startsWith('/flaky') && n === 1 ? 503 : 200;
     res.setHeader('content-type', 'application/json');
@@ -225,6 +231,49 @@ describe('parked executions', () => {
     expect((await pollJob(svc.call, tenant.key, second)).body.status).toBe('completed');
     now += HOUR;
     expect((await pollJob(svc.call, tenant.key, first)).body.status).toBe('completed');
+  });
+
+  it('a resumed execution of a full group waits queued for its slot', async () => {
+    const wf = await deployWorkflow(svc.admin, tenant.workspace.id, {
+      blocks: [
+        { id: 'before', type: 'http', url: `${base}/<start.path>` },
+        { id: 'pause', type: 'wait', ms: '<start.ms>' },
+        { id: 'after', type: 'http', url: `${base}/after?<start.path>` },
+      ],
+      edges: [
+        { from: 'before', to: 'pause' },
+        { from: 'pause', to: 'after' },
+      ],
+      inputs: { ms: { type: 'number', required: true }, path: { type: 'string', required: true } },
+      concurrency: { limit: 1 },
+    });
+    const first = await start(wf, { ms: HOUR, path: 'resume-first' });
+    await parked(first);
+    // The second holds the only slot while the first comes due.
+    const second = await start(wf, { ms: 0, path: 'hold-second' });
+    await until(async () => (held.length > 0 ? true : undefined), 'the second to hold its slot');
+    now += HOUR;
+    await until(async () => {
+      const res = await job(first);
+      return res.body.metadata?.resumeAt === undefined && (await openJobs(first)) === 0 ? true : undefined;
+    }, 'the first to be resumed and to find its group full');
+    const waiting = (await job(first)).body;
+    expect(waiting.status).toBe('queued');
+    expect(hits.get('/after?resume-first')).toBeUndefined();
+    for (const release of held.splice(0)) release();
+    expect((await pollJob(svc.call, tenant.key, second)).body.status).toBe('completed');
+    const done = await pollJob(svc.call, tenant.key, first);
+    expect(done.body.status).toBe('completed');
+    expect(hits.get('/after?resume-first')).toBe(1);
+    expect(hits.get('/resume-first')).toBe(1);
+    // The trace shows the two never ran at once: the first's last block began after the second ended.
+    const [a, b] = await Promise.all([
+      svc.admin.executions.get.query({ id: first }),
+      svc.admin.executions.get.query({ id: second }),
+    ]);
+    const after = a.traceSpans.find((s: { blockId: string }) => s.blockId === 'after');
+    const ends = b.traceSpans.map((s: { endedAt: string }) => Date.parse(s.endedAt));
+    expect(Date.parse(after.startedAt)).toBeGreaterThanOrEqual(Math.max(...ends));
   });
 
   it('a sync caller gets the parked execution as a 202 with its job', async () => {
