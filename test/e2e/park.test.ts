@@ -273,7 +273,7 @@ describe('parked executions', () => {
     ]);
     const after = a.traceSpans.find((s: { blockId: string }) => s.blockId === 'after');
     const ends = b.traceSpans.map((s: { endedAt: string }) => Date.parse(s.endedAt));
-    expect(Date.parse(after.startedAt)).toBeGreaterThanOrEqual(Math.max(...ends));
+    expect(Date.parse(after?.startedAt ?? '')).toBeGreaterThanOrEqual(Math.max(...ends));
   });
 
   it('a sync caller gets the parked execution as a 202 with its job', async () => {
