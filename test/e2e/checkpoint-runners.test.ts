@@ -7,7 +7,7 @@ import { once } from 'node:events';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exited, killAll, serviceRunnerEnv, startRunnerProcess } from '../helpers/runner-processes.ts';
+import { exited, killAll, startServiceRunner } from '../helpers/runner-processes.ts';
 import { createTenant, startTestService, type Tenant, type TestService } from '../helpers/service.ts';
 import { deployWorkflow, pollJob } from '../helpers/workflows.ts';
 
@@ -30,16 +30,7 @@ describe.runIf(serverDatabase)('checkpoints across runner processes', () => {
   const hits = new Map<string, number>();
   const held: ServerResponse[] = [];
   const runners: ChildProcess[] = [];
-  const startRunner = () =>
-    startRunnerProcess(
-      {
-        ...serviceRunnerEnv(svc),
-        QUEUE_HEARTBEAT_SECONDS: '10',
-        QUEUE_SUPERVISE_SECONDS: '1',
-        HTTP_ALLOW_LIST: '127.0.0.1',
-      },
-      runners,
-    );
+  const startRunner = () => startServiceRunner(svc, runners);
 
   beforeAll(async () => {
     // Jobs carry the heartbeat they are sent with: short, so the killed runner is noticed soon.

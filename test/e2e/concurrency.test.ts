@@ -7,7 +7,7 @@ import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { QUEUES, WAKE_CHANNEL } from '../../jobs/queues.ts';
-import { exited, killAll, serviceRunnerEnv, startRunnerProcess } from '../helpers/runner-processes.ts';
+import { exited, killAll, startServiceRunner } from '../helpers/runner-processes.ts';
 import {
   adminError,
   createTenant,
@@ -350,17 +350,7 @@ describe.runIf(serverDatabase)('concurrency limits across runner processes', () 
   let svc: TestService;
   let tenant: Tenant;
   const runners: ChildProcess[] = [];
-  const startRunner = () =>
-    startRunnerProcess(
-      {
-        ...serviceRunnerEnv(svc),
-        QUEUE_HEARTBEAT_SECONDS: '10',
-        QUEUE_SUPERVISE_SECONDS: '1',
-        HTTP_ALLOW_LIST: '127.0.0.1',
-        RUNNER_CONCURRENCY: '8',
-      },
-      runners,
-    );
+  const startRunner = () => startServiceRunner(svc, runners, { RUNNER_CONCURRENCY: '8' });
 
   beforeAll(async () => {
     svc = await startTestService({ QUEUE_HEARTBEAT_SECONDS: '10', HTTP_ALLOW_LIST: '127.0.0.1' });

@@ -6,7 +6,7 @@ import type { ChildProcess } from 'node:child_process';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { expectOk } from '../api/files-helpers.ts';
 import { createKnowledgeBase, documentOf, settled, uploadDocument } from '../api/knowledge-helpers.ts';
-import { exited, killAll, serviceRunnerEnv, startRunnerProcess } from '../helpers/runner-processes.ts';
+import { exited, killAll, startServiceRunner } from '../helpers/runner-processes.ts';
 import { createTenant, startTestService, type Tenant, type TestService } from '../helpers/service.ts';
 
 const serverDatabase = Boolean(process.env.TEST_DATABASE_URL);
@@ -15,16 +15,7 @@ let svc: TestService;
 let tenant: Tenant;
 const runners: ChildProcess[] = [];
 
-const startRunner = () =>
-  startRunnerProcess(
-    {
-      ...serviceRunnerEnv(svc),
-      QUEUE_HEARTBEAT_SECONDS: '10',
-      QUEUE_SUPERVISE_SECONDS: '1',
-      INGEST_CONCURRENCY: '2',
-    },
-    runners,
-  );
+const startRunner = () => startServiceRunner(svc, runners, { INGEST_CONCURRENCY: '2' });
 
 /** Several MB of text in many paragraphs: ingestion takes a while. */
 function bigText(bytes: number): string {

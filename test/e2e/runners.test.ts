@@ -5,7 +5,7 @@ import type { ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { exited, killAll, serviceRunnerEnv, startRunnerProcess } from '../helpers/runner-processes.ts';
+import { exited, killAll, startServiceRunner } from '../helpers/runner-processes.ts';
 import { createTenant, startTestService, type Tenant, type TestService } from '../helpers/service.ts';
 import { deployWorkflow, pollJob } from '../helpers/workflows.ts';
 
@@ -18,17 +18,7 @@ let target: Server;
 let targetUrl: string;
 const runners: ChildProcess[] = [];
 
-const startRunner = () =>
-  startRunnerProcess(
-    {
-      ...serviceRunnerEnv(svc),
-      QUEUE_HEARTBEAT_SECONDS: '10',
-      QUEUE_SUPERVISE_SECONDS: '1',
-      HTTP_ALLOW_LIST: '127.0.0.1',
-      RUNNER_CONCURRENCY: '8',
-    },
-    runners,
-  );
+const startRunner = () => startServiceRunner(svc, runners, { RUNNER_CONCURRENCY: '8' });
 
 async function executeAsync(workflowId: string, inputs: Record<string, unknown>) {
   const res = await svc.call('POST', `/api/workflows/${workflowId}/execute`, {

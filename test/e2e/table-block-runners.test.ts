@@ -5,7 +5,7 @@
 // a server database (the embedded one serves one process), so it runs in the TEST_DATABASE_URL pass.
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { exited, killAll, serviceRunnerEnv, startRunnerProcess } from '../helpers/runner-processes.ts';
+import { exited, killAll, startServiceRunner } from '../helpers/runner-processes.ts';
 import { createTenant, startTestService, type Tenant, type TestService } from '../helpers/service.ts';
 import { deployWorkflow, pollJob } from '../helpers/workflows.ts';
 
@@ -17,11 +17,7 @@ describe.runIf(serverDatabase)('table block writes across runner processes', () 
   let tableId: string;
   let workflowId: string;
   const runners: ChildProcess[] = [];
-  const startRunner = (extra: Record<string, string> = {}) =>
-    startRunnerProcess(
-      { ...serviceRunnerEnv(svc), QUEUE_HEARTBEAT_SECONDS: '10', QUEUE_SUPERVISE_SECONDS: '1', ...extra },
-      runners,
-    );
+  const startRunner = (extra: Record<string, string> = {}) => startServiceRunner(svc, runners, extra);
 
   beforeAll(async () => {
     // Jobs carry the heartbeat they are sent with: short, so the killed runner is noticed soon.

@@ -37,6 +37,27 @@ export function startRunnerProcess(env: Record<string, string>, into: ChildProce
   });
 }
 
+/**
+ * Starts a runner beside the test service, as the multi-process tests want it: a dead peer noticed
+ * within seconds (a 10 s heartbeat, supervised every second; the service must send jobs with the same
+ * heartbeat) and the test's local servers reachable. `extra` adds or overrides variables.
+ */
+export const startServiceRunner = (
+  svc: TestService,
+  into: ChildProcess[],
+  extra: Record<string, string> = {},
+): Promise<ChildProcess> =>
+  startRunnerProcess(
+    {
+      ...serviceRunnerEnv(svc),
+      QUEUE_HEARTBEAT_SECONDS: '10',
+      QUEUE_SUPERVISE_SECONDS: '1',
+      HTTP_ALLOW_LIST: '127.0.0.1',
+      ...extra,
+    },
+    into,
+  );
+
 /** How a process ended, at once if it already has. */
 export const exited = (child: ChildProcess) =>
   new Promise<{ code: number | null; signal: string | null }>((resolve) => {
