@@ -20,6 +20,7 @@ import { createStorage } from '../storage/index.ts';
 import { callbackJobHandler } from './callback-jobs.ts';
 import { startCancelWatch } from './cancel-watch.ts';
 import { createEmbedders } from './embeddings/index.ts';
+import { startEventSweeper } from './event-sweeper.ts';
 import type { RetryDelay } from './executor/retry.ts';
 import { createIngestPool } from './ingestion/pool.ts';
 import { settleLane, startPump } from './job-pump.ts';
@@ -120,6 +121,12 @@ export async function startRunner(deps: {
     now: deps.clock ?? (() => new Date()),
     heartbeatSeconds: config.QUEUE_HEARTBEAT_SECONDS,
   });
+  const sweptEvents = startEventSweeper({
+    db,
+    log,
+    now: deps.clock ?? (() => new Date()),
+    retentionHours: config.EXECUTION_EVENTS_RETENTION_HOURS,
+  });
   const dead = await startPump<WorkflowExecutePayload>({
     ...common,
     queue: QUEUES.workflowExecuteDead,
@@ -165,6 +172,7 @@ export async function startRunner(deps: {
     boss,
     async stop() {
       await parked.stop();
+      await sweptEvents.stop();
       await firings.stop();
       await dead.stop();
       // An attempt cut short by a stop is made again by the runner that next takes its job.
