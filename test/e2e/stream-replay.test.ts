@@ -136,7 +136,7 @@ describe('a streamed execute retried with its Idempotency-Key', () => {
     });
     expect(own.status).toBe(200);
     await sseReader(own).all();
-    expect(await executionCount()).toBe(executions + 1);
+    expect(await executionCount()).toBe((executions as number) + 1);
   });
 });
 
