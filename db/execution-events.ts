@@ -48,15 +48,21 @@ export interface StreamEvent {
  * appended only while the execution runs: the row's share lock orders this against a cancel (or any
  * end), so a reader that has seen the execution end has seen all its events. One writer per
  * execution at a time (the runner's writer serialises its batches), so max(seq) is stable.
- * Answers the last seq written, or null when the execution had ended.
+ * Answers the last seq written, or null when the execution had ended. `asyncCommit` commits without
+ * waiting for the WAL flush (STREAM_EVENTS_ASYNC_COMMIT): the execution's next durable commit (at
+ * the latest its end) makes them durable; only a Postgres crash before it loses them.
  */
 export async function appendExecutionEvents(
   db: Queryable,
   executionId: string,
   events: { event: string; data: unknown }[],
+  options: { asyncCommit?: boolean } = {},
 ): Promise<number | null> {
   const [row] = await db.query<{ last: number | null }>(
-    `with live as (
+    `with durability as (
+       -- Local to this statement's transaction: its commit alone skips the wait for the disk.
+       select set_config('synchronous_commit', 'off', true) where $5
+     ), live as (
        select id from executions where id = $1 and status in ('queued', 'processing') for share
      ), base as (
        select coalesce(max(seq), 0) as last from execution_events where execution_id = $1
@@ -78,8 +84,15 @@ export async function appendExecutionEvents(
                                  else json_build_object('id', $1::text)::text end)
          from notice
      )
-     select (select max(seq) from added) as last, (select count(*) from woke)::int as woke`,
-    [executionId, JSON.stringify(events), EXECUTION_EVENTS_CHANNEL, MAX_NOTICE_BYTES],
+     select (select max(seq) from added) as last, (select count(*) from woke)::int as woke,
+            (select count(*) from durability)::int as async`,
+    [
+      executionId,
+      JSON.stringify(events),
+      EXECUTION_EVENTS_CHANNEL,
+      MAX_NOTICE_BYTES,
+      options.asyncCommit === true,
+    ],
   );
   return row?.last ?? null;
 }

@@ -110,6 +110,7 @@ export async function startRunner(deps: {
       signal: shutdown.signal,
       sendCallbacks,
       cancels,
+      streamAsyncCommit: config.STREAM_EVENTS_ASYNC_COMMIT,
       heartbeatSeconds: config.QUEUE_HEARTBEAT_SECONDS,
       ...(deps.clock ? { now: deps.clock } : {}),
     }),
