@@ -1,7 +1,8 @@
 // A streamed execute retried with its Idempotency-Key replays the execution it started (from event 1,
 // or after the retry's Last-Event-ID, then live), never runs it again; another body under the key is
 // the 422 it is for any execute. And the runner's sweep drops stream events past their retention by
-// its (injected) clock, keeping the newer ones.
+// its (injected) clock, keeping the newer ones. This service commits stream events without waiting for
+// the disk (STREAM_EVENTS_ASYNC_COMMIT); stream.test.ts covers the default.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { EVENT_SWEEP_INTERVAL_MS } from '../../runner/event-sweeper.ts';
 import { startChatServer } from '../helpers/openai-server.ts';
@@ -21,7 +22,12 @@ const HOUR = 3_600_000;
 beforeAll(async () => {
   chat = await startChatServer();
   svc = await startTestService(
-    { OPENAI_BASE_URL: chat.url, OPENAI_API_KEY: 'sk-test', STREAM_HEARTBEAT_MS: '60000' },
+    {
+      OPENAI_BASE_URL: chat.url,
+      OPENAI_API_KEY: 'sk-test',
+      STREAM_HEARTBEAT_MS: '60000',
+      STREAM_EVENTS_ASYNC_COMMIT: 'true',
+    },
     { runner: true, clock },
   );
   tenant = await createTenant(svc.admin);
