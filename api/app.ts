@@ -6,6 +6,7 @@ import { requestLog } from '../http/request-log.ts';
 import { createEmbedders } from '../runner/embeddings/index.ts';
 import { createStorage } from '../storage/index.ts';
 import type { ApiDeps, ApiEnv } from './context.ts';
+import { streamReplayer } from './execution-stream-replay.ts';
 import { apiKeyAuth } from './middleware/auth.ts';
 import { jsonBodyLimit } from './middleware/body-limit.ts';
 import { errorHandler, notFoundHandler } from './middleware/errors.ts';
@@ -55,7 +56,10 @@ export function createApp(deps: ApiDeps) {
   // Each route stands behind the guards it calls for (api/routes/router.ts): idempotency where it
   // documents the Idempotency-Key header, then the `api` bucket on the /api/v1, jobs and usage
   // routes (execute judges its own buckets as it admits executions).
-  const guards: Guards = { idempotency: idempotency(deps), rateLimit: apiRateLimit(deps) };
+  const guards: Guards = {
+    idempotency: idempotency(deps, streamReplayer(deps)),
+    rateLimit: apiRateLimit(deps),
+  };
   // Inbound webhooks authenticate by the secret token in their URL (and a signature), not a key.
   app.route('/', webhookRoutes(deps, guards));
   app.use('/api/*', apiKeyAuth(deps.db));

@@ -5,8 +5,21 @@
 // memory, never the whole run. One LISTEN per API process wakes the streams of an execution when
 // its runner appends events or its end is recorded; a heartbeat comment goes out when nothing
 // happened for a while (and the stream looks again, in case a notice was lost).
+//
+// The first token is what a chat client waits for, so the live path reads nothing: a notice carries
+// the events just appended (db/execution-events.ts), and a stream whose cursor is right before them
+// sends them as they came. The table stays the record: a stream reads it from its cursor whenever a
+// notice does not continue it exactly (the first pull, a gap, a notice without events, more notices
+// than a page while the client is slow, the execution's end), so what a client gets is the same
+// ordered sequence a replay gives.
 import type { Db } from '../db/client.ts';
-import { EXECUTION_EVENTS_CHANNEL, lastExecutionEvent, readExecutionEvents } from '../db/execution-events.ts';
+import {
+  EXECUTION_EVENTS_CHANNEL,
+  lastExecutionEvent,
+  parseEventsNotice,
+  readExecutionEvents,
+  type StreamEvent,
+} from '../db/execution-events.ts';
 import { EXECUTION_DONE_CHANNEL, type ExecutionRow, getExecution } from '../db/executions.ts';
 import type { LimitsObject } from '../db/usage.ts';
 
@@ -14,7 +27,8 @@ import type { LimitsObject } from '../db/usage.ts';
 const PAGE = 100;
 const ENDED = new Set(['completed', 'failed', 'cancelled']);
 
-type Wake = () => void;
+/** Wakes a stream; `events`: those a notice carried (null: look in the table). */
+type Wake = (events: StreamEvent[] | null) => void;
 interface Hub {
   subscribe(executionId: string, wake: Wake): () => void;
 }
@@ -33,13 +47,16 @@ function hubOf(db: Db): Promise<Hub> {
 
 async function startHub(db: Db): Promise<Hub> {
   const wakes = new Map<string, Set<Wake>>();
-  const wakeAll = (executionId: string) => {
-    for (const wake of wakes.get(executionId) ?? []) wake();
+  const wakeAll = (executionId: string, events: StreamEvent[] | null) => {
+    for (const wake of wakes.get(executionId) ?? []) wake(events);
   };
-  await db.listen(EXECUTION_EVENTS_CHANNEL, wakeAll);
+  await db.listen(EXECUTION_EVENTS_CHANNEL, (payload) => {
+    const notice = parseEventsNotice(payload);
+    if (notice) wakeAll(notice.executionId, notice.events);
+  });
   await db.listen(EXECUTION_DONE_CHANNEL, (payload) => {
     try {
-      wakeAll((JSON.parse(payload) as { id: string }).id);
+      wakeAll((JSON.parse(payload) as { id: string }).id, null);
     } catch {
       // Not a notice of ours.
     }
@@ -92,8 +109,11 @@ function terminal(row: ExecutionRow, limits: LimitsObject): { event: string; dat
 export function executionEventStream(options: EventStreamOptions): ReadableStream<Uint8Array> {
   const { db, executionId, heartbeatMs } = options;
   let cursor = options.after;
-  let dirty = false;
-  let wake: Wake | null = null;
+  // The table may hold events this stream has not got in `noticed`: read it before waiting.
+  let dirty = true;
+  // Events notices carried, not yet sent: at most a page (past that the table has them).
+  let noticed: StreamEvent[] = [];
+  let wake: (() => void) | null = null;
   let unsubscribe: (() => void) | null = null;
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
@@ -104,38 +124,63 @@ export function executionEventStream(options: EventStreamOptions): ReadableStrea
     unsubscribe?.();
     wake?.();
   };
+  const send = (controller: ReadableStreamDefaultController<Uint8Array>, events: StreamEvent[]) => {
+    cursor = events.at(-1)?.seq ?? cursor;
+    controller.enqueue(encoder.encode(events.map((e) => frame(e.seq, e.event, e.data)).join('')));
+  };
+  /** The noticed events that continue right after the cursor; a gap sends the stream to the table. */
+  const continuing = (): StreamEvent[] => {
+    noticed = noticed.filter((e) => e.seq > cursor);
+    let n = 0;
+    while (n < noticed.length && noticed[n]?.seq === cursor + n + 1) n++;
+    if (!n && noticed.length) dirty = true;
+    const taken = noticed.slice(0, n);
+    noticed = noticed.slice(n);
+    return taken;
+  };
 
   return new ReadableStream<Uint8Array>(
     {
       async start() {
         const hub = await hubOf(db);
-        unsubscribe = hub.subscribe(executionId, () => {
-          dirty = true;
+        unsubscribe = hub.subscribe(executionId, (events) => {
+          if (events && noticed.length + events.length <= PAGE) noticed.push(...events);
+          else dirty = true;
           wake?.();
         });
       },
       async pull(controller) {
         while (!closed) {
-          dirty = false;
-          // The row first: once it has ended, every event it will ever have is already stored.
-          const row = await getExecution(db, executionId);
-          const events = await readExecutionEvents(db, executionId, cursor, PAGE);
-          if (events.length) {
-            cursor = events.at(-1)?.seq ?? cursor;
-            controller.enqueue(encoder.encode(events.map((e) => frame(e.seq, e.event, e.data)).join('')));
-            return;
-          }
-          if (!row || ENDED.has(row.status)) {
-            const id = (await lastExecutionEvent(db, executionId)) + 1;
-            if (row && id > cursor) {
-              const end = terminal(row, await options.limits());
-              controller.enqueue(encoder.encode(frame(id, end.event, end.data)));
+          const live = continuing();
+          if (live.length) return send(controller, live);
+          if (dirty) {
+            dirty = false;
+            const events = await readExecutionEvents(db, executionId, cursor, PAGE);
+            if (events.length) {
+              // More may follow in the table: the next pull reads on until it is caught up.
+              dirty = true;
+              return send(controller, events);
             }
-            stop();
-            controller.close();
-            return;
+            const row = await getExecution(db, executionId);
+            if (!row || ENDED.has(row.status)) {
+              // Once it has ended every event it will have is stored: those that landed between the
+              // two reads are sent first.
+              const late = await readExecutionEvents(db, executionId, cursor, PAGE);
+              if (late.length) {
+                dirty = true;
+                return send(controller, late);
+              }
+              const id = (await lastExecutionEvent(db, executionId)) + 1;
+              if (row && id > cursor) {
+                const end = terminal(row, await options.limits());
+                controller.enqueue(encoder.encode(frame(id, end.event, end.data)));
+              }
+              stop();
+              controller.close();
+              return;
+            }
+            continue;
           }
-          if (dirty) continue;
           const woken = await new Promise<boolean>((resolve) => {
             wake = () => resolve(true);
             timer = setTimeout(() => resolve(false), heartbeatMs);
@@ -144,6 +189,7 @@ export function executionEventStream(options: EventStreamOptions): ReadableStrea
           clearTimeout(timer);
           if (!woken && !closed) {
             // Keeps proxies from closing an idle stream; the next pull looks again.
+            dirty = true;
             controller.enqueue(encoder.encode(': heartbeat\n\n'));
             return;
           }

@@ -1,7 +1,7 @@
 // What a runner process does at once and for how long: executions, worker threads, time limits,
 // streams, sandboxed functions, the queue's heartbeat and supervision, schedules, ingestion.
 import { z } from 'zod';
-import { whenUnset } from './kinds.ts';
+import { bool, whenUnset } from './kinds.ts';
 
 export const runnerEnv = {
   // Runners: how many executions one runner process works at once, and its worker threads.
@@ -50,6 +50,13 @@ export const runnerEnv = {
     .max(720)
     .default(24)
     .describe('How long the events of a streamed execution are kept for clients that reconnect'),
+  // Each batch of stream events is a commit; waiting for its WAL flush is most of a first token's
+  // delay on a busy disk. Off by default: a Postgres crash could then lose events clients saw live.
+  STREAM_EVENTS_ASYNC_COMMIT: bool
+    .default(false)
+    .describe(
+      '`true`: stream events commit without waiting for the disk (a faster first token; a Postgres crash may lose the last events sent)',
+    ),
   FUNCTION_TIMEOUT_MS: z.coerce
     .number()
     .int()

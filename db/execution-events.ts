@@ -4,6 +4,36 @@
 import type { Queryable } from './client.ts';
 
 export const EXECUTION_EVENTS_CHANNEL = 'execution_events';
+/**
+ * Postgres refuses a NOTIFY payload of 8000 bytes or more: a batch whose notice would be larger is
+ * announced by its execution id alone, and readers read it from the table.
+ */
+const MAX_NOTICE_BYTES = 7900;
+
+/**
+ * A notice on EXECUTION_EVENTS_CHANNEL: the execution, and the events just appended when they fit
+ * (as stored: the same seq and jsonb-normalised data a read of the table gives). A reader whose cursor
+ * is right before them sends them without a read; any other reader reads the table.
+ */
+export interface ExecutionEventsNotice {
+  executionId: string;
+  events: StreamEvent[] | null;
+}
+
+/** A notice's payload (JSON, or a bare execution id from writers that send no events). */
+export function parseEventsNotice(payload: string): ExecutionEventsNotice | null {
+  if (!payload.startsWith('{')) return payload ? { executionId: payload, events: null } : null;
+  try {
+    const notice = JSON.parse(payload) as { id?: unknown; events?: unknown };
+    if (typeof notice.id !== 'string') return null;
+    return {
+      executionId: notice.id,
+      events: Array.isArray(notice.events) ? (notice.events as StreamEvent[]) : null,
+    };
+  } catch {
+    return null;
+  }
+}
 
 export interface StreamEvent {
   /** Increasing within the execution, from 1: the SSE `id:`. */
@@ -13,19 +43,26 @@ export interface StreamEvent {
 }
 
 /**
- * Appends events after the execution's last one and wakes listeners, in one statement. Events are
+ * Appends events after the execution's last one and wakes listeners with them (or, for a batch too
+ * large for a notice, with the execution id alone), in one statement. Events are
  * appended only while the execution runs: the row's share lock orders this against a cancel (or any
  * end), so a reader that has seen the execution end has seen all its events. One writer per
  * execution at a time (the runner's writer serialises its batches), so max(seq) is stable.
- * Answers the last seq written, or null when the execution had ended.
+ * Answers the last seq written, or null when the execution had ended. `asyncCommit` commits without
+ * waiting for the WAL flush (STREAM_EVENTS_ASYNC_COMMIT): the execution's next durable commit (at
+ * the latest its end) makes them durable; only a Postgres crash before it loses them.
  */
 export async function appendExecutionEvents(
   db: Queryable,
   executionId: string,
   events: { event: string; data: unknown }[],
+  options: { asyncCommit?: boolean } = {},
 ): Promise<number | null> {
   const [row] = await db.query<{ last: number | null }>(
-    `with live as (
+    `with durability as (
+       -- Local to this statement's transaction: its commit alone skips the wait for the disk.
+       select set_config('synchronous_commit', 'off', true) where $5
+     ), live as (
        select id from executions where id = $1 and status in ('queued', 'processing') for share
      ), base as (
        select coalesce(max(seq), 0) as last from execution_events where execution_id = $1
@@ -35,12 +72,27 @@ export async function appendExecutionEvents(
          from live, base,
               rows from (jsonb_to_recordset($2::jsonb) as (event text, data jsonb))
                 with ordinality as e(event, data, ord)
-       returning seq
+       returning seq, event, data
+     ), notice as (
+       select json_build_object(
+                'id', $1::text,
+                'events', json_agg(json_build_object('seq', seq, 'event', event, 'data', data) order by seq)
+              )::text as payload
+         from added having count(*) > 0
      ), woke as (
-       select pg_notify($3, $1::text) from (select 1 from added limit 1) one
+       select pg_notify($3, case when octet_length(payload) < $4 then payload
+                                 else json_build_object('id', $1::text)::text end)
+         from notice
      )
-     select (select max(seq) from added) as last, (select count(*) from woke)::int as woke`,
-    [executionId, JSON.stringify(events), EXECUTION_EVENTS_CHANNEL],
+     select (select max(seq) from added) as last, (select count(*) from woke)::int as woke,
+            (select count(*) from durability)::int as async`,
+    [
+      executionId,
+      JSON.stringify(events),
+      EXECUTION_EVENTS_CHANNEL,
+      MAX_NOTICE_BYTES,
+      options.asyncCommit === true,
+    ],
   );
   return row?.last ?? null;
 }

@@ -20,6 +20,7 @@ import { createStorage } from '../storage/index.ts';
 import { callbackJobHandler } from './callback-jobs.ts';
 import { startCancelWatch } from './cancel-watch.ts';
 import { createEmbedders } from './embeddings/index.ts';
+import { startEventSweeper } from './event-sweeper.ts';
 import type { RetryDelay } from './executor/retry.ts';
 import { createIngestPool } from './ingestion/pool.ts';
 import { settleLane, startPump } from './job-pump.ts';
@@ -109,6 +110,7 @@ export async function startRunner(deps: {
       signal: shutdown.signal,
       sendCallbacks,
       cancels,
+      streamAsyncCommit: config.STREAM_EVENTS_ASYNC_COMMIT,
       heartbeatSeconds: config.QUEUE_HEARTBEAT_SECONDS,
       ...(deps.clock ? { now: deps.clock } : {}),
     }),
@@ -119,6 +121,12 @@ export async function startRunner(deps: {
     log,
     now: deps.clock ?? (() => new Date()),
     heartbeatSeconds: config.QUEUE_HEARTBEAT_SECONDS,
+  });
+  const sweptEvents = startEventSweeper({
+    db,
+    log,
+    now: deps.clock ?? (() => new Date()),
+    retentionHours: config.EXECUTION_EVENTS_RETENTION_HOURS,
   });
   const dead = await startPump<WorkflowExecutePayload>({
     ...common,
@@ -165,6 +173,7 @@ export async function startRunner(deps: {
     boss,
     async stop() {
       await parked.stop();
+      await sweptEvents.stop();
       await firings.stop();
       await dead.stop();
       // An attempt cut short by a stop is made again by the runner that next takes its job.

@@ -21,7 +21,7 @@ export function streamWriter(
   log: Logger,
   executionId: string,
   selected: string[],
-  info: { workflowId: string; startedAt: Date },
+  info: { workflowId: string; startedAt: Date; asyncCommit?: boolean },
 ): StreamWriter {
   let buffer: { event: string; data: unknown }[] = [];
   let flushing: Promise<void> | null = null;
@@ -34,7 +34,10 @@ export function streamWriter(
       buffer = [];
       try {
         // Null: the execution has ended (cancelled): nothing more is recorded for it.
-        if ((await appendExecutionEvents(db, executionId, batch)) === null) stopped = true;
+        const written = await appendExecutionEvents(db, executionId, batch, {
+          asyncCommit: info.asyncCommit === true,
+        });
+        if (written === null) stopped = true;
       } catch (err) {
         // The run goes on; a reader then sees a gap in block events but its end all the same.
         log.warn('could not record stream events', { executionId, err });

@@ -59,6 +59,8 @@ export interface WorkflowJobDeps {
   sendCallbacks: SendCallbacks;
   /** Tells of executions cancelled while they run; none: they run to the end. */
   cancels?: CancelWatch;
+  /** STREAM_EVENTS_ASYNC_COMMIT: stream events commit without waiting for the disk. */
+  streamAsyncCommit?: boolean;
   /** The heartbeat of the jobs sent to executions let in by a concurrency slot that freed. */
   heartbeatSeconds?: number;
   /** The clock parked blocks are due by (runner/executor/park.ts); the system clock by default. */
@@ -215,6 +217,7 @@ export function workflowJobHandler(deps: WorkflowJobDeps) {
       ? streamWriter(db, deps.log, executionId, claim.stream_outputs, {
           workflowId: claim.workflow_id,
           startedAt,
+          asyncCommit: deps.streamAsyncCommit === true,
         })
       : undefined;
     const result = await executeWorkflow(

@@ -5,6 +5,8 @@
 //
 // - The same key for another method or path, or another body: 422. While the first request is
 //   still in flight: 409 with Retry-After (nothing is done). A malformed key: 400.
+// - A streamed execute (an event stream, never kept) replays as a reconnect to the execution it
+//   started: its events from the first (or after the retry's Last-Event-ID), then live.
 // - The body is fingerprinted as it streams to the route (never buffered here: uploads reach
 //   100 MB), and a retry's body is read and hashed to decide between replay and 422.
 // - Registered before the rate limit, so a replay takes no token; execute admits (tokens, spend)
@@ -54,7 +56,15 @@ const KEY_FORMAT = /^[\x20-\x7e]{1,255}$/;
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
 // The headers that describe the answer itself. Per-request ones are not replayed: a replay has its
 // own X-Request-Id, and takes no token, so the bucket figures of the first answer would be stale.
-const KEPT_HEADERS = ['content-type', 'content-disposition', 'content-language', 'location', 'etag'];
+// X-Execution-Id names the execution a streamed execute follows: its replay follows it again.
+const KEPT_HEADERS = [
+  'content-type',
+  'content-disposition',
+  'content-language',
+  'location',
+  'etag',
+  'x-execution-id',
+];
 /** Request headers that steer what a request does (execute's mode, streaming): fingerprinted with its body. */
 const STEERING_HEADERS = ['x-execution-mode', 'x-stream-response'];
 
@@ -73,7 +83,20 @@ const STEERING_HEADERS = ['x-execution-mode', 'x-stream-response'];
  */
 const replays = (status: number) => (status >= 200 && status < 300) || status === 400 || status === 422;
 
-export function idempotency({ db, log, clock }: Pick<ApiDeps, 'db' | 'log' | 'clock'>) {
+/**
+ * Answers the replay of a kept answer whose body was a stream (api/execution-stream-replay.ts), or
+ * null when it cannot (the key then answers 410).
+ */
+export type StreamReplayer = (
+  c: Context<ApiEnv>,
+  answer: StoredAnswer,
+  replayedHeaders: Record<string, string>,
+) => Promise<Response | null>;
+
+export function idempotency(
+  { db, log, clock }: Pick<ApiDeps, 'db' | 'log' | 'clock'>,
+  replayStream: StreamReplayer = async () => null,
+) {
   let nextPurgeAt = 0;
   // Claims and answers of concurrent requests share statements: each is a commit, and under load
   // one commit per request would cost keyed requests most of their throughput.
@@ -129,7 +152,7 @@ export function idempotency({ db, log, clock }: Pick<ApiDeps, 'db' | 'log' | 'cl
     }
 
     const claimed = await claim(scope, request, now);
-    if (!claimed.claimed) return answerRetry(c, claimed.record, request, hash);
+    if (!claimed.claimed) return answerRetry(c, claimed.record, request, hash, replayStream);
 
     const { token } = claimed;
     const original = c.req.raw;
@@ -199,6 +222,7 @@ async function answerRetry(
   record: IdempotencyRecord,
   request: IdempotentRequest,
   hash: BodyHash,
+  replayStream: StreamReplayer,
 ) {
   if (record.method !== request.method || record.path !== request.path) {
     throw new ServiceError(
@@ -213,11 +237,18 @@ async function answerRetry(
       'This Idempotency-Key was used with a different request body (or X-Execution-Mode): send a new key for a new request',
     );
   }
-  return replay(c, record.answer, record.createdAt);
+  return replay(c, record.answer, record.createdAt, replayStream);
 }
 
-function replay(c: Context<ApiEnv>, answer: StoredAnswer, createdAt: Date) {
+async function replay(
+  c: Context<ApiEnv>,
+  answer: StoredAnswer,
+  createdAt: Date,
+  replayStream: StreamReplayer,
+) {
   if (answer.body === null) {
+    const stream = await replayStream(c, answer, { [REPLAYED_HEADER]: 'true' });
+    if (stream) return stream;
     return c.json(
       {
         error:

@@ -243,6 +243,56 @@ describe('GET …/executions/{executionId}/stream', () => {
     expect(events.at(-1)?.event).toBe('execution.completed');
   });
 
+  it('gives a client that stops reading mid-run every event once, in order, when it reads on', async () => {
+    const long = await deployWorkflow(svc.admin, tenant.workspace.id, {
+      inputs: { text: { type: 'string', required: true } },
+      blocks: [{ id: 'agent', type: 'agent', model: 'gpt-4o-mini', prompt: '<start.text>' }],
+      edges: [],
+    });
+    const text = Array.from({ length: 300 }, (_, i) => `v${i}`).join(' ');
+    const res = await svc.app.request(`/api/workflows/${long}/execute`, {
+      method: 'POST',
+      headers: { 'X-API-Key': tenant.key, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ inputs: { text }, stream: true }),
+    });
+    const executionId = res.headers.get('x-execution-id') as string;
+    const reader = sseReader(res);
+    await reader.until((e) => e.event === 'token');
+    // Notices of more events than a page arrive while the client reads nothing.
+    await pollJob(svc.call, tenant.key, executionId);
+    const events = await reader.all();
+    expect(events.map((e) => e.id)).toEqual(events.map((_, i) => i + 1));
+    const chunks = events.filter((e) => e.event === 'token').map((e) => e.data.chunk);
+    expect(chunks.join('')).toBe(`echo: ${text}`);
+    expect(events.at(-1)?.event).toBe('execution.completed');
+  });
+
+  it('sends an event too large for a notice (8000 bytes) live, as the table holds it', async () => {
+    const big = await deployWorkflow(svc.admin, tenant.workspace.id, {
+      blocks: [
+        { id: 'fn', type: 'function', code: "return { text: 'é'.repeat(6000) }" },
+        { id: 'after', type: 'function', code: 'return 1' },
+      ],
+      edges: [{ from: 'fn', to: 'after' }],
+    });
+    const res = await svc.app.request(`/api/workflows/${big}/execute`, {
+      method: 'POST',
+      headers: { 'X-API-Key': tenant.key, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ stream: true }),
+    });
+    const executionId = res.headers.get('x-execution-id') as string;
+    const live = await sseReader(res).all();
+    expect(live.find((e) => e.event === 'block.completed')?.data.output.text).toBe('é'.repeat(6000));
+    expect(live.map((e) => e.id)).toEqual(live.map((_, i) => i + 1));
+    expect(live.at(-1)?.event).toBe('execution.completed');
+    const replay = await sseReader(
+      await svc.app.request(`/api/workflows/${big}/executions/${executionId}/stream`, {
+        headers: { 'X-API-Key': tenant.key },
+      }),
+    ).all();
+    expect(replay.slice(0, -1)).toEqual(live.slice(0, -1));
+  });
+
   it('answers 400 for a bad id or cursor, 404 for another workflow or an unknown execution', async () => {
     const res = await execute({ inputs: { name: 'Gil' }, stream: true });
     const executionId = res.headers.get('x-execution-id') as string;

@@ -30,7 +30,6 @@ import {
   stillRunning,
 } from './schemas.ts';
 import { eventStreamContent } from './stream-schemas.ts';
-import { eventSweeper } from './stream-sweep.ts';
 
 const callbackHeader = (name: string, description: string, example: string) => ({
   name,
@@ -89,7 +88,8 @@ export const executeWorkflowRoute = createRoute({
     '`{success, output, limits}`. Async (`"async": true`): answers 202 at once with a `taskId` to poll. ' +
     'Streamed (`"stream": true` or `X-Stream-Response: true`): answers Server-Sent Events as it runs ' +
     '(ExecutionStreamEvent), resumable with GET …/executions/{executionId}/stream; it draws from the sync ' +
-    'bucket, and a client that disconnects does not cancel it. ' +
+    'bucket, and a client that disconnects does not cancel it; a retry under the same Idempotency-Key ' +
+    'replays the stream of the execution it started (from event 1, or after its `Last-Event-ID`), then live. ' +
     'Sync and async executions draw from separate rate-limit buckets; past the spend limit of the ' +
     'plan the answer is 402. Refused requests (400, 402, 429) cost nothing.\n\n' +
     '**Completion callback.** An async execution may name a `callbackUrl`. When the execution ends ' +
@@ -174,7 +174,6 @@ function inputsOf(body: z.output<typeof executeBody>): Record<string, unknown> {
 export function workflowRoutes(deps: ApiDeps, guards: Guards) {
   const executions = executionAnswers(deps);
   const allowList = parseAllowList(deps.config.HTTP_ALLOW_LIST);
-  const sweep = eventSweeper(deps);
 
   return new Router(guards, { rateLimited: false }).openapi(executeWorkflowRoute, async (c) => {
     const { id } = c.req.valid('param');
@@ -197,7 +196,6 @@ export function workflowRoutes(deps: ApiDeps, guards: Guards) {
     if (body.selectedOutputs !== undefined && !stream) {
       throw invalidField('selectedOutputs', 'Selected outputs shape a stream: add "stream": true');
     }
-    if (stream) sweep();
     const started = await executions.start({
       workflowId: id,
       by: { principal: c.get('principal') },
