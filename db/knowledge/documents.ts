@@ -30,7 +30,7 @@ export interface KnowledgeDocument {
   processedAt: string | null;
 }
 
-type DocumentRow = {
+export type DocumentRow = {
   id: string;
   knowledge_base_id: string;
   workspace_id: string;
@@ -48,7 +48,7 @@ type DocumentRow = {
   processed_at: Date | null;
 };
 
-const toDocument = (r: DocumentRow): KnowledgeDocument => ({
+export const toDocument = (r: DocumentRow): KnowledgeDocument => ({
   id: r.id,
   knowledgeBaseId: r.knowledge_base_id,
   filename: r.filename,
@@ -246,7 +246,7 @@ export interface DocumentScope {
   knowledgeBaseId: string;
 }
 
-async function auditDocument(
+export async function auditDocument(
   tx: Queryable,
   actor: Actor,
   doc: { id: string; workspaceId: string; knowledgeBaseId: string },

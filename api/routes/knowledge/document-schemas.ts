@@ -70,7 +70,7 @@ export const uploadForm = uploadDocumentFields
 
 // --- Answers --------------------------------------------------------------------------------------
 
-const documentSchema = z
+export const documentSchema = z
   .object({
     id: z.uuid(),
     knowledgeBaseId: z.uuid(),

@@ -22,6 +22,7 @@ import { type Guards, Router } from '../router.ts';
 import { withBaseRoutes } from './base-routes.ts';
 import { withDocumentEditRoutes } from './document-edit-routes.ts';
 import { type DocumentDeps, withDocumentRoutes } from './document-routes.ts';
+import { withDocumentUpdateRoutes } from './document-update-routes.ts';
 import {
   knowledgeBaseListExample,
   knowledgeBaseUpdatedExample,
@@ -174,5 +175,6 @@ export function knowledgeRoutes(deps: KnowledgeDeps, guards: Guards) {
         : 'Knowledge base updated';
       return c.json({ success: true as const, data: { knowledgeBase, message } }, 200);
     });
-  return withDocumentEditRoutes(withDocumentRoutes(withBaseRoutes(router, deps), deps), deps).app;
+  const documents = withDocumentEditRoutes(withDocumentRoutes(withBaseRoutes(router, deps), deps), deps);
+  return withDocumentUpdateRoutes(documents, deps).app;
 }
