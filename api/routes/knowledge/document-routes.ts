@@ -31,6 +31,7 @@ import {
   uploadDocumentFields,
   uploadForm,
 } from './document-schemas.ts';
+import { createTextDocument, textDocumentBody, textDocumentRequest } from './document-text.ts';
 import {
   documentFoundExample,
   documentPageExample,
@@ -112,11 +113,19 @@ export const uploadDocumentRoute = createRoute({
   description:
     'Stores the file (streamed, at most 100 MB) and answers the document `pending`; runners then parse, ' +
     'chunk and embed it, and mark it `completed` (or `failed` with processingError). Content the knowledge ' +
-    'base already holds (the same bytes, by SHA-256) is a 409 naming that document, unless `allowDuplicate` is `true`.',
+    'base already holds (the same bytes, by SHA-256) is a 409 naming that document, unless `allowDuplicate` is `true`. ' +
+    'With `Content-Type: application/json`, `{workspaceId, name, text}` creates the document from text instead ' +
+    '(stored as its UTF-8 bytes; the same processing, quota and duplicate rules).',
   request: {
     params: knowledgeBaseParams,
     headers: idempotencyHeaders,
-    body: { required: true, content: { 'multipart/form-data': { schema: uploadForm } } },
+    body: {
+      required: true,
+      content: {
+        'multipart/form-data': { schema: uploadForm },
+        'application/json': { schema: textDocumentBody, example: textDocumentRequest },
+      },
+    },
   },
   responses: {
     200: ok(
@@ -184,10 +193,13 @@ function checkKind(filename: string, mimeType: string) {
 }
 
 /** The upload: the form is streamed to storage as it arrives, the caller judged as soon as it can be. */
-function uploadDocument({ db, log, queue, storage }: DocumentDeps): Handler<ApiEnv> {
+function uploadDocument(deps: DocumentDeps): Handler<ApiEnv> {
+  const { db, log, queue, storage } = deps;
   return async (c) => {
     // The Router validates no part of a plain route: the path parameter is checked here, first.
     const id = uuidFromPath(c, 'id', 'knowledgeBaseId');
+    const mediaType = c.req.header('content-type')?.split(';', 1)[0]?.trim().toLowerCase();
+    if (mediaType === 'application/json') return createTextDocument(c, deps, id);
     const principal = c.get('principal');
     let access: WorkspaceAccess | undefined;
     const reach = async (workspaceId: string) => {
