@@ -20,6 +20,7 @@ import {
 import { errors } from '../../openapi/error-answers.ts';
 import { type Guards, Router } from '../router.ts';
 import { withBaseRoutes } from './base-routes.ts';
+import { withChunkRoutes } from './chunk-routes.ts';
 import { withDocumentEditRoutes } from './document-edit-routes.ts';
 import { type DocumentDeps, withDocumentRoutes } from './document-routes.ts';
 import { withDocumentUpdateRoutes } from './document-update-routes.ts';
@@ -176,5 +177,5 @@ export function knowledgeRoutes(deps: KnowledgeDeps, guards: Guards) {
       return c.json({ success: true as const, data: { knowledgeBase, message } }, 200);
     });
   const documents = withDocumentEditRoutes(withDocumentRoutes(withBaseRoutes(router, deps), deps), deps);
-  return withDocumentUpdateRoutes(documents, deps).app;
+  return withChunkRoutes(withDocumentUpdateRoutes(documents, deps), deps).app;
 }
