@@ -44,6 +44,7 @@ import {
   uploadUnsupported,
 } from './examples.ts';
 import { knowledgeBaseParams } from './schemas.ts';
+import { documentTagFilters } from './tag-query.ts';
 
 /** What the document routes use besides the API's own: uploads are stored. */
 export type DocumentDeps = ApiDeps & { storage: StorageDriver };
@@ -58,6 +59,9 @@ export const listDocumentsRoute = createRoute({
   scope: 'knowledge:read' as const,
   tags,
   summary: 'List documents of a knowledge base',
+  description:
+    'A page of documents. `tag.<name>=<value>` (repeatable, with different names) keeps the documents whose tag ' +
+    'equals the value: text ignoring case, numbers and dates as such, booleans as `true` / `false`.',
   request: { params: knowledgeBaseParams, query: listDocumentsQuery },
   responses: {
     200: ok(
@@ -157,7 +161,8 @@ export function withDocumentRoutes(router: Router, deps: DocumentDeps): Router {
       const q = c.req.valid('query');
       const access = await authorizeResource(db, c.get('principal'), q.workspaceId, 'read', 'Knowledge base');
       await requireKnowledgeBase(db, { id, workspaceId: access.workspace.id });
-      const { documents, total } = await listDocuments(db, id, q);
+      const filters = await documentTagFilters(db, id, c.req.queries());
+      const { documents, total } = await listDocuments(db, id, q, filters);
       const pagination = {
         total,
         limit: q.limit,

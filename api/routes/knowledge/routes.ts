@@ -43,6 +43,7 @@ import {
   searchResults,
   updateKnowledgeBody,
 } from './schemas.ts';
+import { withTagRoutes } from './tag-routes.ts';
 
 /** What the knowledge routes use besides the API's own: uploads are stored, queries embedded. */
 export type KnowledgeDeps = DocumentDeps & { embedders: Embedders };
@@ -177,5 +178,5 @@ export function knowledgeRoutes(deps: KnowledgeDeps, guards: Guards) {
       return c.json({ success: true as const, data: { knowledgeBase, message } }, 200);
     });
   const documents = withDocumentEditRoutes(withDocumentRoutes(withBaseRoutes(router, deps), deps), deps);
-  return withChunkRoutes(withDocumentUpdateRoutes(documents, deps), deps).app;
+  return withTagRoutes(withChunkRoutes(withDocumentUpdateRoutes(documents, deps), deps), deps).app;
 }
