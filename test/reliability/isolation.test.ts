@@ -555,16 +555,21 @@ describe('the probes themselves', () => {
     const owner = world.keys[0] as KeyKind;
     // Deletions last, the table's (and knowledge base's) own last of all: what is inside is probed before it goes;
     // the row's own deletion before the deletion by ids, which passes over a row already gone.
+    // A document's chunks first of all: reprocessing it (or its base's new chunking) replaces them.
     const rank = (o: Operation) =>
-      o.method !== 'DELETE'
-        ? 0
-        : o.path === '/api/v1/tables/{tableId}' ||
-            o.path === '/api/v1/workflows/{id}' ||
-            o.path === '/api/v1/knowledge/{id}'
-          ? 3
-          : o.path.endsWith('{rowId}')
-            ? 1
-            : 2;
+      o.path.includes('/chunks')
+        ? o.method === 'DELETE'
+          ? -1
+          : -2
+        : o.method !== 'DELETE'
+          ? 0
+          : o.path === '/api/v1/tables/{tableId}' ||
+              o.path === '/api/v1/workflows/{id}' ||
+              o.path === '/api/v1/knowledge/{id}'
+            ? 3
+            : o.path.endsWith('{rowId}')
+              ? 1
+              : 2;
     const ops = keyedOperations().sort((a, b) => rank(a) - rank(b));
     for (const o of ops) {
       const probe = buildProbe(o, owner, A1, A1, A1, true) as Probe;

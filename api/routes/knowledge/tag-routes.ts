@@ -14,6 +14,7 @@ import {
   TAG_TYPES,
   tagNameSchema,
 } from '../../../db/knowledge/tags.ts';
+import { isStorableText } from '../../../db/tables/values.ts';
 import {
   API_RATE_LIMITED,
   EX,
@@ -36,6 +37,8 @@ const tagParams = knowledgeBaseParams.extend({
     .string()
     .min(1)
     .max(MAX_TAG_NAME)
+    // Postgres text holds no NUL: refused as a 400 rather than failing as a 500.
+    .refine(isStorableText, 'Not storable text')
     .meta({ description: 'The tag’s name (URL-encoded)', example: 'department' }),
 });
 
