@@ -74,6 +74,17 @@ describe('tag definitions and tag filters', () => {
     expect(await names({ 'tag.public': 'true', 'tag.year': '2024' })).toEqual(['a.txt']);
     expect(await names({ 'tag.public': 'false', 'tag.year': '2024' })).toEqual([]);
     expect(await names({})).toEqual(['a.txt', 'b.txt']);
+    // Reads show each document's tag values.
+    const one = await svc.call('GET', `/api/v1/knowledge/${kb.id}/documents/${a.id}`, {
+      key: tenant.key,
+      query: { workspaceId },
+    });
+    expect(one.body.data.document.tags).toEqual({ department: 'HR', year: 2024, public: true });
+    const page = await svc.call('GET', `/api/v1/knowledge/${kb.id}/documents`, {
+      key: tenant.key,
+      query: { workspaceId, 'tag.department': 'sales' },
+    });
+    expect(page.body.data.documents[0].tags).toEqual({ department: 'Sales', year: 2025, public: false });
 
     const bad = await svc.call('GET', `/api/v1/knowledge/${kb.id}/documents`, {
       key: tenant.key,

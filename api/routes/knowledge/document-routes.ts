@@ -6,6 +6,7 @@ import type { Handler } from 'hono';
 import { authorizeResource, type WorkspaceAccess } from '../../../db/access.ts';
 import { checkFileName, MAX_FILE_BYTES } from '../../../db/files.ts';
 import { requireKnowledgeBase } from '../../../db/knowledge/bases.ts';
+import { tagsOfDocuments } from '../../../db/knowledge/document-updates.ts';
 import { createDocument, getBaseDocument, listDocuments } from '../../../db/knowledge/documents.ts';
 import { ServiceError } from '../../../errors.ts';
 import { sendIngestJobs } from '../../../jobs/ingest-jobs.ts';
@@ -162,7 +163,14 @@ export function withDocumentRoutes(router: Router, deps: DocumentDeps): Router {
       const access = await authorizeResource(db, c.get('principal'), q.workspaceId, 'read', 'Knowledge base');
       await requireKnowledgeBase(db, { id, workspaceId: access.workspace.id });
       const filters = await documentTagFilters(db, id, c.req.queries());
-      const { documents, total } = await listDocuments(db, id, q, filters);
+      const page = await listDocuments(db, id, q, filters);
+      const tagsOf = await tagsOfDocuments(
+        db,
+        id,
+        page.documents.map((d) => d.id),
+      );
+      const documents = page.documents.map((d) => ({ ...d, tags: tagsOf.get(d.id) ?? {} }));
+      const total = page.total;
       const pagination = {
         total,
         limit: q.limit,
@@ -176,12 +184,13 @@ export function withDocumentRoutes(router: Router, deps: DocumentDeps): Router {
       const { workspaceId } = c.req.valid('query');
       const access = await authorizeResource(db, c.get('principal'), workspaceId, 'read', 'Knowledge base');
       await requireKnowledgeBase(db, { id, workspaceId: access.workspace.id });
-      const document = await getBaseDocument(db, {
+      const found = await getBaseDocument(db, {
         id: documentId,
         workspaceId: access.workspace.id,
         knowledgeBaseId: id,
       });
-      return c.json({ success: true as const, data: { document } }, 200);
+      const tags = (await tagsOfDocuments(db, id, [found.id])).get(found.id) ?? {};
+      return c.json({ success: true as const, data: { document: { ...found, tags } } }, 200);
     })
     .plain(uploadDocumentRoute, uploadDocument(deps));
 }

@@ -5,16 +5,9 @@ import { fileNameSchema } from '../../../db/files.ts';
 import { BULK_OPERATIONS, MAX_BULK_DOCUMENTS } from '../../../db/knowledge/document-updates.ts';
 import { EX, envelope } from '../../openapi/components.ts';
 import { invalid } from '../../openapi/error-answers.ts';
-import { documentSchema } from './document-schemas.ts';
+import { documentSchema, tagValues } from './document-schemas.ts';
 import { BAD_KB_ID, processedDocument, WRITE_400 } from './examples.ts';
 import { WORKSPACE } from './schemas.ts';
-
-export const tagValues = z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])).meta({
-  id: 'KnowledgeDocumentTags',
-  description:
-    'Tag values by tag name (text, number, ISO 8601 date, boolean): names the knowledge base defines',
-  example: { department: 'HR', year: 2025 },
-});
 
 export const updateDocumentBody = z
   .object({
