@@ -235,4 +235,25 @@ describe('document chunks', () => {
     expect(after.body.data.chunks).toEqual(listed.body.data.chunks);
     expect((await documentOf(svc, doc.id)).chunkCount).toBe(doc.chunkCount);
   });
+
+  it('numbers racing additions apart and counts each once', async () => {
+    const workspaceId = tenant.workspace.id;
+    const kb = await createKnowledgeBase(svc, workspaceId, { chunkingConfig: small });
+    const doc = await ingest(svc, tenant.key, kb.id, { workspaceId, content: prose(2, 'race') });
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        svc.call('POST', chunksPath(kb.id, doc.id), {
+          key: tenant.key,
+          body: { workspaceId, content: `Racing chunk number ${i}` },
+        }),
+      ),
+    );
+    for (const a of answers) expectOk(a);
+    const indexes = answers.map((a) => a.body.data.chunk.chunkIndex as number).sort((x, y) => x - y);
+    expect(indexes).toEqual(Array.from({ length: 6 }, (_, i) => doc.chunkCount + i));
+    const figures = await documentOf(svc, doc.id);
+    expect(figures.chunkCount).toBe(doc.chunkCount + 6);
+    const added = answers.reduce((n, a) => n + (a.body.data.chunk.tokenCount as number), 0);
+    expect(figures.tokenCount).toBe(doc.tokenCount + added);
+  });
 });
