@@ -7,6 +7,8 @@ import type { Queryable } from '../client.ts';
 import { isUuid } from '../ids.ts';
 import { reserveStorage } from '../storage-quota.ts';
 import type { IngestJob } from './bases.ts';
+import { compileTagFilters, type TagFilter } from './tag-filters.ts';
+import type { TagDefinition } from './tags.ts';
 
 export type ProcessingStatus = 'pending' | 'processing' | 'completed' | 'failed';
 
@@ -30,7 +32,7 @@ export interface KnowledgeDocument {
   processedAt: string | null;
 }
 
-type DocumentRow = {
+export type DocumentRow = {
   id: string;
   knowledge_base_id: string;
   workspace_id: string;
@@ -48,7 +50,7 @@ type DocumentRow = {
   processed_at: Date | null;
 };
 
-const toDocument = (r: DocumentRow): KnowledgeDocument => ({
+export const toDocument = (r: DocumentRow): KnowledgeDocument => ({
   id: r.id,
   knowledgeBaseId: r.knowledge_base_id,
   filename: r.filename,
@@ -181,7 +183,7 @@ const SORT_COLUMN: Record<DocumentSort, string> = {
   enabled: 'enabled',
 };
 
-const ENABLED_CLAUSE = { all: 'true', enabled: 'enabled', disabled: 'not enabled' } as const;
+const ENABLED_CLAUSE = { all: 'true', enabled: 'd.enabled', disabled: 'not d.enabled' } as const;
 
 export interface DocumentQuery {
   limit: number;
@@ -193,25 +195,36 @@ export interface DocumentQuery {
   sortOrder: 'asc' | 'desc';
 }
 
-/** A page of a knowledge base's documents, and how many match in all. */
+/**
+ * A page of a knowledge base's documents, and how many match in all. Tag filters (compiled by
+ * compileTagFilters against the base's definitions) keep the documents whose values pass them all.
+ */
 export async function listDocuments(
   db: Queryable,
   knowledgeBaseId: string,
   q: DocumentQuery,
+  tagFilters: { filters: readonly TagFilter[]; tags: readonly TagDefinition[] } = { filters: [], tags: [] },
 ): Promise<{ documents: KnowledgeDocument[]; total: number }> {
-  const where = `knowledge_base_id = $1 and ${ENABLED_CLAUSE[q.enabledFilter]}
-     and ($2::text is null or strpos(lower(filename), lower($2)) > 0)`;
+  const params: unknown[] = [knowledgeBaseId, q.search ?? null];
+  const tagged = compileTagFilters(
+    tagFilters.filters,
+    [{ id: knowledgeBaseId, tags: tagFilters.tags }],
+    params,
+  );
+  const where = `d.knowledge_base_id = $1 and ${ENABLED_CLAUSE[q.enabledFilter]}
+     and ($2::text is null or strpos(lower(d.filename), lower($2)) > 0) and ${tagged}`;
   const order = q.sortOrder === 'asc' ? 'asc' : 'desc';
+  const n = params.length;
   const [rows, [count]] = await Promise.all([
     db.query<DocumentRow>(
-      `select * from knowledge_documents where ${where}
-        order by ${SORT_COLUMN[q.sortBy]} ${order}, id ${order} limit $3 offset $4`,
-      [knowledgeBaseId, q.search ?? null, q.limit, q.offset],
+      `select d.* from knowledge_documents d where ${where}
+        order by d.${SORT_COLUMN[q.sortBy]} ${order}, d.id ${order} limit $${n + 1} offset $${n + 2}`,
+      [...params, q.limit, q.offset],
     ),
-    db.query<{ total: number | string }>(`select count(*) as total from knowledge_documents where ${where}`, [
-      knowledgeBaseId,
-      q.search ?? null,
-    ]),
+    db.query<{ total: number | string }>(
+      `select count(*) as total from knowledge_documents d where ${where}`,
+      params,
+    ),
   ]);
   return { documents: rows.map(toDocument), total: Number(count?.total ?? 0) };
 }
@@ -246,7 +259,7 @@ export interface DocumentScope {
   knowledgeBaseId: string;
 }
 
-async function auditDocument(
+export async function auditDocument(
   tx: Queryable,
   actor: Actor,
   doc: { id: string; workspaceId: string; knowledgeBaseId: string },

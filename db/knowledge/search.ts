@@ -1,5 +1,5 @@
 // Knowledge search (POST /api/v1/knowledge/search): by query text, by tag filters, or both, over
-// the live chunks of the enabled documents of one or more knowledge bases of a workspace.
+// the live, enabled chunks of the enabled documents of one or more knowledge bases of a workspace.
 //
 // - vector: the query is embedded once per embedding model among the bases, and chunks are ordered
 //   by cosine distance through the HNSW index (similarity = 1 - distance). Iterative index scans
@@ -130,7 +130,7 @@ interface Hit {
   row: Row;
 }
 
-const LIVE = 'd.enabled and c.generation = d.live_generation';
+const LIVE = 'd.enabled and c.enabled and c.generation = d.live_generation';
 const HIT_COLUMNS = `c.id, c.knowledge_base_id, c.document_id, d.filename, c.content, c.chunk_index, ${TAG_COLUMNS_SQL}`;
 
 // Approximate nearest chunks: ordering by the distance operator over the chunks alone is what lets
@@ -145,7 +145,7 @@ const ANN_LIMITS = [10, 20, 50, 100, 200, 400] as const;
 const annSql = (filter: string, limit: number) => `with nearest as (
   select c.id, c.embedding <=> $1::vector as distance
     from knowledge_chunks c
-   where c.knowledge_base_id = any($2::uuid[])
+   where c.knowledge_base_id = any($2::uuid[]) and c.enabled
      and c.generation = (select d.live_generation from knowledge_documents d
                           where d.id = c.document_id and d.enabled and ${filter})
    order by c.embedding <=> $1::vector limit ${ANN_LIMITS.find((n) => n >= limit) ?? limit}
@@ -175,6 +175,7 @@ const textSql = (filter: string) => `select ${HIT_COLUMNS}, c.embedding <=> $1::
 // Tag-only: $1 bases, $2 how many.
 const taggedSql = (filter: string) => `select ${HIT_COLUMNS}, null::float8 as distance
   from knowledge_documents d join knowledge_chunks c on c.document_id = d.id and c.generation = d.live_generation
+   and c.enabled
  where d.knowledge_base_id = any($1::uuid[]) and d.enabled and ${filter}
  order by d.created_at desc, d.id, c.chunk_index limit $2`;
 

@@ -267,3 +267,44 @@ export async function setDocumentTags(
     return documentTags(row ?? {}, tags);
   });
 }
+
+/**
+ * Removes a tag definition from a knowledge base and clears its values from every document, so a
+ * tag defined later in the freed slot starts empty. Under the same lock as defineTag. Records
+ * knowledge.tag_deleted. Answers how many documents held a value.
+ */
+export async function deleteTag(
+  db: Queryable,
+  actor: Actor,
+  input: { knowledgeBaseId: string; workspaceId: string; name: string },
+): Promise<{ name: string; clearedDocuments: number }> {
+  if (!isUuid(input.knowledgeBaseId)) throw notFound('Knowledge base');
+  return db.transaction(async (tx) => {
+    const [kb] = await tx.query<{ organization_id: string }>(
+      `select w.organization_id from knowledge_bases kb join workspaces w on w.id = kb.workspace_id
+        where kb.id = $1 and kb.workspace_id = $2 for no key update of kb`,
+      [input.knowledgeBaseId, input.workspaceId],
+    );
+    if (!kb) throw notFound('Knowledge base');
+    const [tag] = await tx.query<{ slot: string; type: TagType }>(
+      'delete from knowledge_tags where knowledge_base_id = $1 and name = $2 returning slot, type',
+      [input.knowledgeBaseId, input.name],
+    );
+    if (!tag) throw notFound('Tag');
+    const column = tagColumn(tag.slot);
+    const cleared = await tx.query<{ id: string }>(
+      `update knowledge_documents set ${column} = null
+        where knowledge_base_id = $1 and ${column} is not null returning id`,
+      [input.knowledgeBaseId],
+    );
+    await recordAudit(tx, actor, {
+      organizationId: kb.organization_id,
+      workspaceId: input.workspaceId,
+      action: 'knowledge.tag_deleted',
+      resourceType: 'knowledge_base',
+      resourceId: input.knowledgeBaseId,
+      metadata: { name: input.name, type: tag.type, slot: tag.slot, clearedDocuments: cleared.length },
+    });
+    return { name: input.name, clearedDocuments: cleared.length };
+  });
+}

@@ -72,6 +72,8 @@ function realId(op: Operation, param: string): string {
   if (param === 'tableId') return fx.tableId;
   if (param === 'fileId') return fx.fileId;
   if (param === 'documentId') return fx.documentId;
+  // A chunk id of the right shape (the fixture's document is pending: it has none).
+  if (param === 'chunkId') return '1';
   if (param === 'workspaceId') return fx.workspaceId;
   if (param === 'token') return 'no-such-webhook-token';
   if (param === 'jobId' || param === 'rowId') return '00000000-0000-4000-8000-000000000000';

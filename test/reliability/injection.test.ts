@@ -652,3 +652,92 @@ describe('workflows (v1)', () => {
     });
   });
 });
+
+describe('knowledge tags, tag filters, chunks and text documents over the API', () => {
+  it('keeps tag names, filter values, chunk content and text verbatim; refuses what Postgres cannot hold', async () => {
+    const kb = await svc.admin.knowledge.create.mutate({ workspaceId, name: 'evil api' });
+    const kbPath = `/api/v1/knowledge/${kb.id}`;
+    const names = EVIL.slice(0, 7);
+    for (const name of names)
+      expect200(await call('POST', `${kbPath}/tags`, { workspaceId, name, type: 'text' }), name);
+    const listed = await call('GET', `${kbPath}/tags`, undefined, { workspaceId });
+    expect(listed.body.data.tags.map((t: { name: string }) => t.name)).toEqual(names);
+    const text = `Evil text ${EVIL.join(' ')}`;
+    const created = await call('POST', `${kbPath}/documents`, { workspaceId, name: "it's %_.md", text });
+    expect200(created, 'text document');
+    const docId = created.body.data.document.id as string;
+    await settledDocument(docId);
+    const tags = Object.fromEntries(names.map((n) => [n, n]));
+    expect200(await call('PATCH', `${kbPath}/documents/${docId}`, { workspaceId, tags }), 'tags');
+    for (const name of names) {
+      const hit = await call('GET', `${kbPath}/documents`, undefined, { workspaceId, [`tag.${name}`]: name });
+      expect200(hit, `tag.${name}`);
+      expect(hit.body.data.documents, `tag.${name}`).toHaveLength(1);
+      const miss = await call('GET', `${kbPath}/documents`, undefined, {
+        workspaceId,
+        [`tag.${name}`]: `${name}%_x`,
+      });
+      expect(miss.body.data.documents, `tag.${name} miss`).toHaveLength(0);
+    }
+    const evilChunk = await call('POST', `${kbPath}/documents/${docId}/chunks`, {
+      workspaceId,
+      content: EVIL.join(' '),
+    });
+    expect200(evilChunk, 'chunk');
+    expect(evilChunk.body.data.chunk.content).toBe(EVIL.join(' '));
+    for (const evil of EVIL) {
+      const found = await call('GET', `${kbPath}/documents/${docId}/chunks`, undefined, {
+        workspaceId,
+        search: evil,
+      });
+      expect200(found, `chunk search ${evil}`);
+      expect(found.body.data.chunks.length, `chunk search ${evil}`).toBeGreaterThan(0);
+    }
+    await unchanged(async () => {
+      for (const evil of EVIL.filter((e) => !names.includes(e))) {
+        expect400(
+          await call('GET', `${kbPath}/documents`, undefined, { workspaceId, [`tag.${evil}`]: 'x' }),
+          evil,
+        );
+      }
+      for (const nul of NUL) {
+        expect400(
+          await call('POST', `${kbPath}/tags`, { workspaceId, name: nul, type: 'text' }),
+          'NUL tag name',
+        );
+        expect400(
+          await call('POST', `${kbPath}/documents`, { workspaceId, name: 'n.txt', text: nul }),
+          'NUL text',
+        );
+        expect400(
+          await call('POST', `${kbPath}/documents/${docId}/chunks`, { workspaceId, content: nul }),
+          'NUL chunk',
+        );
+        expect400(
+          await call('PATCH', `${kbPath}/documents/${docId}`, { workspaceId, filename: nul }),
+          'NUL name',
+        );
+      }
+      for (const evil of EVIL.filter((s) => !names.includes(s))) {
+        const res = await call('DELETE', `${kbPath}/tags/${encodeURIComponent(evil)}`, { workspaceId });
+        expect(res.status, evil).toBe(404);
+      }
+    });
+    for (const name of names) {
+      expect200(
+        await call('DELETE', `${kbPath}/tags/${encodeURIComponent(name)}`, { workspaceId }),
+        `delete ${name}`,
+      );
+    }
+  }, 60_000);
+});
+
+async function settledDocument(documentId: string) {
+  for (let i = 0; i < 1000; i++) {
+    const doc = (await svc.admin.knowledge.getDocument.query({ documentId })) as { processingStatus: string };
+    if (doc.processingStatus === 'completed') return;
+    expect(doc.processingStatus).not.toBe('failed');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`document ${documentId} not processed`);
+}

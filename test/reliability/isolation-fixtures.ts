@@ -26,6 +26,10 @@ export interface Place {
   folderId: string;
   knowledgeBaseId: string;
   documentId: string;
+  /** A chunk of the document (a small number: not among idsOf's leak checks). */
+  chunkId: string;
+  /** A tag defined on the knowledge base (the same name in every place). */
+  tagName: string;
 }
 
 export interface KeyKind {
@@ -113,6 +117,12 @@ async function furnish(
   ok(doc);
   const documentId = doc.body.data.document.id as string;
   await settled(svc, documentId);
+  const tagName = 'department';
+  await svc.admin.knowledge.defineTag.mutate({ knowledgeBaseId: kb.id, name: tagName, type: 'text' });
+  const [chunk] = await svc.db.query<{ id: string }>(
+    'select id::text from knowledge_chunks where document_id = $1 order by chunk_index limit 1',
+    [documentId],
+  );
   // Read straight from the trail: the listing of it needs an enterprise admin's key in the workspace.
   const [audit] = await svc.db.query<{ id: string }>(
     'select id from audit_logs where workspace_id = $1 order by created_at, id limit 1',
@@ -133,6 +143,8 @@ async function furnish(
     folderId: (folder as { id: string }).id,
     knowledgeBaseId: kb.id as string,
     documentId,
+    chunkId: chunk?.id as string,
+    tagName,
   };
 }
 

@@ -48,6 +48,8 @@ function pathId(path: string, name: string, p: Place): string {
   if (name === 'rowId') return p.rowId;
   if (name === 'fileId') return p.fileId;
   if (name === 'documentId') return p.documentId;
+  if (name === 'chunkId') return p.chunkId;
+  if (name === 'tagName') return p.tagName;
   if (name === 'jobId') return p.executionId;
   if (name === 'executionId') return p.executionId;
   if (name === 'id') {
@@ -88,6 +90,7 @@ function fillBody(body: Json, ws: Place, res: Place, org: string | undefined): J
     if (k === 'workspaceId') out[k] = ws.workspaceId;
     else if (k === 'knowledgeBaseIds') out[k] = [res.knowledgeBaseId];
     else if (k === 'rowIds') out[k] = [res.rowId];
+    else if (k === 'documentIds') out[k] = [res.documentId];
     else out[k] = fillBody(v, ws, res, org);
   }
   if (org && body.name !== undefined && 'skipDefaultWorkflow' in body) out.organizationId = org;
@@ -454,6 +457,12 @@ describe('resources by id', () => {
             `/api/v1/knowledge/${p.knowledgeBaseId}/documents/${p.documentId}?workspaceId=${p.workspaceId}`,
             [byId],
           ],
+          // A document's chunks and a base's tags, by another's ids under the caller's own workspace.
+          [
+            `/api/v1/knowledge/${A1.knowledgeBaseId}/documents/${p.documentId}/chunks?workspaceId=${A1.workspaceId}`,
+            [404],
+          ],
+          [`/api/v1/knowledge/${p.knowledgeBaseId}/tags?workspaceId=${A1.workspaceId}`, [404]],
           [`DELETE /api/v1/files/${p.fileId}?workspaceId=${A1.workspaceId}`, [404]],
           [`DELETE /api/v1/files/${p.fileId}?workspaceId=${p.workspaceId}`, [403, 404]],
         ];
@@ -546,16 +555,21 @@ describe('the probes themselves', () => {
     const owner = world.keys[0] as KeyKind;
     // Deletions last, the table's (and knowledge base's) own last of all: what is inside is probed before it goes;
     // the row's own deletion before the deletion by ids, which passes over a row already gone.
+    // A document's chunks first of all: reprocessing it (or its base's new chunking) replaces them.
     const rank = (o: Operation) =>
-      o.method !== 'DELETE'
-        ? 0
-        : o.path === '/api/v1/tables/{tableId}' ||
-            o.path === '/api/v1/workflows/{id}' ||
-            o.path === '/api/v1/knowledge/{id}'
-          ? 3
-          : o.path.endsWith('{rowId}')
-            ? 1
-            : 2;
+      o.path.includes('/chunks')
+        ? o.method === 'DELETE'
+          ? -1
+          : -2
+        : o.method !== 'DELETE'
+          ? 0
+          : o.path === '/api/v1/tables/{tableId}' ||
+              o.path === '/api/v1/workflows/{id}' ||
+              o.path === '/api/v1/knowledge/{id}'
+            ? 3
+            : o.path.endsWith('{rowId}')
+              ? 1
+              : 2;
     const ops = keyedOperations().sort((a, b) => rank(a) - rank(b));
     for (const o of ops) {
       const probe = buildProbe(o, owner, A1, A1, A1, true) as Probe;

@@ -6,6 +6,7 @@ import type { Handler } from 'hono';
 import { authorizeResource, type WorkspaceAccess } from '../../../db/access.ts';
 import { checkFileName, MAX_FILE_BYTES } from '../../../db/files.ts';
 import { requireKnowledgeBase } from '../../../db/knowledge/bases.ts';
+import { tagsOfDocuments } from '../../../db/knowledge/document-updates.ts';
 import { createDocument, getBaseDocument, listDocuments } from '../../../db/knowledge/documents.ts';
 import { ServiceError } from '../../../errors.ts';
 import { sendIngestJobs } from '../../../jobs/ingest-jobs.ts';
@@ -31,6 +32,7 @@ import {
   uploadDocumentFields,
   uploadForm,
 } from './document-schemas.ts';
+import { createTextDocument, textDocumentBody, textDocumentRequest } from './document-text.ts';
 import {
   documentFoundExample,
   documentPageExample,
@@ -43,6 +45,7 @@ import {
   uploadUnsupported,
 } from './examples.ts';
 import { knowledgeBaseParams } from './schemas.ts';
+import { documentTagFilters } from './tag-query.ts';
 
 /** What the document routes use besides the API's own: uploads are stored. */
 export type DocumentDeps = ApiDeps & { storage: StorageDriver };
@@ -57,6 +60,9 @@ export const listDocumentsRoute = createRoute({
   scope: 'knowledge:read' as const,
   tags,
   summary: 'List documents of a knowledge base',
+  description:
+    'A page of documents. `tag.<name>=<value>` (repeatable, with different names) keeps the documents whose tag ' +
+    'equals the value: text ignoring case, numbers and dates as such, booleans as `true` / `false`.',
   request: { params: knowledgeBaseParams, query: listDocumentsQuery },
   responses: {
     200: ok(
@@ -112,11 +118,19 @@ export const uploadDocumentRoute = createRoute({
   description:
     'Stores the file (streamed, at most 100 MB) and answers the document `pending`; runners then parse, ' +
     'chunk and embed it, and mark it `completed` (or `failed` with processingError). Content the knowledge ' +
-    'base already holds (the same bytes, by SHA-256) is a 409 naming that document, unless `allowDuplicate` is `true`.',
+    'base already holds (the same bytes, by SHA-256) is a 409 naming that document, unless `allowDuplicate` is `true`. ' +
+    'With `Content-Type: application/json`, `{workspaceId, name, text}` creates the document from text instead ' +
+    '(stored as its UTF-8 bytes; the same processing, quota and duplicate rules).',
   request: {
     params: knowledgeBaseParams,
     headers: idempotencyHeaders,
-    body: { required: true, content: { 'multipart/form-data': { schema: uploadForm } } },
+    body: {
+      required: true,
+      content: {
+        'multipart/form-data': { schema: uploadForm },
+        'application/json': { schema: textDocumentBody, example: textDocumentRequest },
+      },
+    },
   },
   responses: {
     200: ok(
@@ -148,7 +162,15 @@ export function withDocumentRoutes(router: Router, deps: DocumentDeps): Router {
       const q = c.req.valid('query');
       const access = await authorizeResource(db, c.get('principal'), q.workspaceId, 'read', 'Knowledge base');
       await requireKnowledgeBase(db, { id, workspaceId: access.workspace.id });
-      const { documents, total } = await listDocuments(db, id, q);
+      const filters = await documentTagFilters(db, id, c.req.queries());
+      const page = await listDocuments(db, id, q, filters);
+      const tagsOf = await tagsOfDocuments(
+        db,
+        id,
+        page.documents.map((d) => d.id),
+      );
+      const documents = page.documents.map((d) => ({ ...d, tags: tagsOf.get(d.id) ?? {} }));
+      const total = page.total;
       const pagination = {
         total,
         limit: q.limit,
@@ -162,12 +184,13 @@ export function withDocumentRoutes(router: Router, deps: DocumentDeps): Router {
       const { workspaceId } = c.req.valid('query');
       const access = await authorizeResource(db, c.get('principal'), workspaceId, 'read', 'Knowledge base');
       await requireKnowledgeBase(db, { id, workspaceId: access.workspace.id });
-      const document = await getBaseDocument(db, {
+      const found = await getBaseDocument(db, {
         id: documentId,
         workspaceId: access.workspace.id,
         knowledgeBaseId: id,
       });
-      return c.json({ success: true as const, data: { document } }, 200);
+      const tags = (await tagsOfDocuments(db, id, [found.id])).get(found.id) ?? {};
+      return c.json({ success: true as const, data: { document: { ...found, tags } } }, 200);
     })
     .plain(uploadDocumentRoute, uploadDocument(deps));
 }
@@ -184,10 +207,13 @@ function checkKind(filename: string, mimeType: string) {
 }
 
 /** The upload: the form is streamed to storage as it arrives, the caller judged as soon as it can be. */
-function uploadDocument({ db, log, queue, storage }: DocumentDeps): Handler<ApiEnv> {
+function uploadDocument(deps: DocumentDeps): Handler<ApiEnv> {
+  const { db, log, queue, storage } = deps;
   return async (c) => {
     // The Router validates no part of a plain route: the path parameter is checked here, first.
     const id = uuidFromPath(c, 'id', 'knowledgeBaseId');
+    const mediaType = c.req.header('content-type')?.split(';', 1)[0]?.trim().toLowerCase();
+    if (mediaType === 'application/json') return createTextDocument(c, deps, id);
     const principal = c.get('principal');
     let access: WorkspaceAccess | undefined;
     const reach = async (workspaceId: string) => {

@@ -70,7 +70,14 @@ export const uploadForm = uploadDocumentFields
 
 // --- Answers --------------------------------------------------------------------------------------
 
-const documentSchema = z
+export const tagValues = z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])).meta({
+  id: 'KnowledgeDocumentTags',
+  description:
+    'Tag values by tag name (text, number, ISO 8601 date, boolean): names the knowledge base defines',
+  example: { department: 'HR', year: 2025 },
+});
+
+export const documentSchema = z
   .object({
     id: z.uuid(),
     knowledgeBaseId: z.uuid(),
@@ -88,6 +95,9 @@ const documentSchema = z
     uploadedAt: z.iso.datetime().meta({ description: 'The same instant as createdAt' }),
     processingStartedAt: z.iso.datetime().nullable(),
     processedAt: z.iso.datetime().nullable(),
+    tags: tagValues.optional().meta({
+      description: 'Its tag values by name (tags it has no value for left out); in reads and updates',
+    }),
   })
   .meta({ id: 'KnowledgeDocument' }) satisfies z.ZodType<KnowledgeDocument>;
 

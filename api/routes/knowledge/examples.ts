@@ -145,7 +145,7 @@ const documentExample = {
   processedAt: null,
 };
 
-const processedDocument = {
+export const processedDocument = {
   ...documentExample,
   processingStatus: 'completed',
   chunkCount: 12,

@@ -20,8 +20,10 @@ import {
 import { errors } from '../../openapi/error-answers.ts';
 import { type Guards, Router } from '../router.ts';
 import { withBaseRoutes } from './base-routes.ts';
+import { withChunkRoutes } from './chunk-routes.ts';
 import { withDocumentEditRoutes } from './document-edit-routes.ts';
 import { type DocumentDeps, withDocumentRoutes } from './document-routes.ts';
+import { withDocumentUpdateRoutes } from './document-update-routes.ts';
 import {
   knowledgeBaseListExample,
   knowledgeBaseUpdatedExample,
@@ -41,6 +43,7 @@ import {
   searchResults,
   updateKnowledgeBody,
 } from './schemas.ts';
+import { withTagRoutes } from './tag-routes.ts';
 
 /** What the knowledge routes use besides the API's own: uploads are stored, queries embedded. */
 export type KnowledgeDeps = DocumentDeps & { embedders: Embedders };
@@ -174,5 +177,6 @@ export function knowledgeRoutes(deps: KnowledgeDeps, guards: Guards) {
         : 'Knowledge base updated';
       return c.json({ success: true as const, data: { knowledgeBase, message } }, 200);
     });
-  return withDocumentEditRoutes(withDocumentRoutes(withBaseRoutes(router, deps), deps), deps).app;
+  const documents = withDocumentEditRoutes(withDocumentRoutes(withBaseRoutes(router, deps), deps), deps);
+  return withTagRoutes(withChunkRoutes(withDocumentUpdateRoutes(documents, deps), deps), deps).app;
 }
