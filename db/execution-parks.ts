@@ -13,28 +13,34 @@ export async function parkExecution(
   tx: Queryable,
   id: string,
   attempt: number,
-  resumeAt: Date,
+  resumeAt: Date | null,
+  /** Set when it waits for a person: the execution turns `paused` (db/execution-pauses.ts). */
+  pause?: unknown,
 ): Promise<boolean> {
   const rows = await tx.query(
     `with parked as (
-       update executions set resume_at = $3
+       update executions set resume_at = $3,
+         status = case when $5::jsonb is null then status else 'paused' end, pause = $5::jsonb
         where id = $1 and attempt = $2 and status = 'processing' returning id)
      select pg_notify($4, json_build_object('id', id, 'status', 'parked')::text) from parked`,
-    [id, attempt, resumeAt, EXECUTION_DONE_CHANNEL],
+    [id, attempt, resumeAt, EXECUTION_DONE_CHANNEL, pause === undefined ? null : JSON.stringify(pause)],
   );
   return rows.length > 0;
 }
 
-/** The parked executions due at `now` (at most `limit`), taken: no longer parked. */
+/**
+ * The parked executions due at `now` (at most `limit`), taken: no longer parked. A paused one (its
+ * approval's timeout) turns `processing` again: a resume racing the sweep finds it no longer paused.
+ */
 export async function takeDueExecutions(
   tx: Queryable,
   now: Date,
   limit: number,
 ): Promise<{ id: string; limited: boolean }[]> {
   return tx.query<{ id: string; limited: boolean }>(
-    `update executions e set resume_at = null
+    `update executions e set resume_at = null, status = 'processing', pause = null
        from (select id from executions
-              where resume_at is not null and resume_at <= $1 and status = 'processing'
+              where resume_at is not null and resume_at <= $1 and status in ('processing', 'paused')
               order by resume_at limit $2 for update skip locked) due
       where e.id = due.id
       returning e.id, e.concurrency_group is not null as limited`,

@@ -34,6 +34,7 @@ import type { Embedders } from './embeddings/embedder.ts';
 import { executionCost } from './execution-cost.ts';
 import type { Definition } from './executor/definition.ts';
 import { executeWorkflow } from './executor/execute.ts';
+import type { PauseDetails } from './executor/park.ts';
 import type { RetryDelay } from './executor/retry.ts';
 import type { SettleLane } from './job-pump.ts';
 import type { FunctionPool } from './sandbox/pool.ts';
@@ -171,11 +172,18 @@ export function workflowJobHandler(deps: WorkflowJobDeps) {
   });
   // A parked execution lets go of its concurrency slot and its job in the transaction that parks it;
   // the sweeper (runner/park-sweeper.ts) sends it a new job when it is due.
-  const park = (id: string, attempt: number, until: Date, job: JobAttempt, limited: boolean) =>
+  const park = (
+    id: string,
+    attempt: number,
+    until: Date | null,
+    job: JobAttempt,
+    limited: boolean,
+    pause?: PauseDetails,
+  ) =>
     deps.settle(() =>
       db.transaction(async (tx) => {
         if (limited) await lockGroups(tx, [id]);
-        const parked = await parkExecution(tx, id, attempt, until);
+        const parked = await parkExecution(tx, id, attempt, until, pause);
         if (!parked) return false;
         if (limited) await releaseSlots(deps.boss, tx, [id], deps.heartbeatSeconds);
         const { text, params } = await completeJobsStatement(deps.boss, queue, [job]);
@@ -246,8 +254,9 @@ export function workflowJobHandler(deps: WorkflowJobDeps) {
     ).finally(() => watched?.release());
     // A stream's reader ends it when the execution's end is recorded: every event goes first.
     await events?.drain();
-    if (result.parkedUntil && !watched?.cancelled()) {
-      if (await park(executionId, claim.attempt, result.parkedUntil, jobAttempt, limited)) return;
+    if ((result.parkedUntil || result.pause) && !watched?.cancelled()) {
+      const until = result.parkedUntil ?? null;
+      if (await park(executionId, claim.attempt, until, jobAttempt, limited, result.pause)) return;
     }
     if (watched?.cancelled()) {
       await settleCancelled({
