@@ -28,6 +28,7 @@ import { rowRoutes } from './routes/tables/row-routes.ts';
 import { tableTransferRoutes } from './routes/tables/transfer-routes.ts';
 import { usageLimitRoutes } from './routes/usage-limits/routes.ts';
 import { webhookRoutes } from './routes/webhooks/routes.ts';
+import { resumeRoutes } from './routes/resume/routes.ts';
 import { cancelRoutes } from './routes/workflows/cancel-routes.ts';
 import { workflowRoutes } from './routes/workflows/routes.ts';
 import { runRoutes } from './routes/workflows/runs-routes.ts';
@@ -63,6 +64,7 @@ export function createApp(deps: ApiDeps) {
   // In the order the document lists them (the reference page groups them by tag).
   app.route('/', workflowRoutes(deps, guards));
   app.route('/', cancelRoutes(deps, guards));
+  app.route('/', resumeRoutes(deps, guards));
   app.route('/', streamRoutes(deps, guards));
   // Before v1WorkflowRoutes: POST …/import is no workflow id.
   app.route('/', v1DeployRoutes(deps, guards));

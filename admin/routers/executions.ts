@@ -15,7 +15,7 @@ import type { Span } from '../../runner/executor/trace.ts';
 import { triggerTarget } from '../trigger-target.ts';
 import { type AdminContext, procedure, router } from '../trpc.ts';
 
-const STATUSES = ['queued', 'processing', 'completed', 'failed', 'cancelled'] as const;
+const STATUSES = ['queued', 'processing', 'paused', 'completed', 'failed', 'cancelled'] as const;
 const instant = z.iso.datetime({ offset: true });
 
 // One starter per sender: it keeps the deployed versions it has read, and batches what arrives together.
