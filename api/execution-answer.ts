@@ -44,7 +44,8 @@ export function executionAnswers(deps: ApiDeps) {
    */
   async function finishedRow(id: string): Promise<DoneNotice | null> {
     const row = await getExecutionDurably(db, id);
-    if (!row || row.status === 'queued' || row.status === 'processing' || row.status === 'paused') return null;
+    if (!row || row.status === 'queued' || row.status === 'processing' || row.status === 'paused')
+      return null;
     return {
       id,
       status: row.status,

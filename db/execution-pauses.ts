@@ -46,7 +46,11 @@ export interface PausedExecution {
 }
 
 /** A workflow's paused executions, oldest pause first (at most `limit`). */
-export async function listPaused(db: Queryable, workflowId: string, limit: number): Promise<PausedExecution[]> {
+export async function listPaused(
+  db: Queryable,
+  workflowId: string,
+  limit: number,
+): Promise<PausedExecution[]> {
   const rows = await db.query<{ id: string; workflow_id: string; created_at: Date; pause: StoredPause }>(
     `select id, workflow_id, created_at, pause from executions
       where workflow_id = $1 and status = 'paused' and pause is not null

@@ -321,7 +321,9 @@ function recordedJob(row: ExecutionRow) {
       mode: row.mode,
       trigger: row.trigger,
       ...(row.resume_at && row.status === 'processing' ? { resumeAt: row.resume_at.toISOString() } : {}),
-      ...(row.status === 'paused' && row.pause ? { pause: pauseRecord(row.workflow_id, row.id, row.pause) } : {}),
+      ...(row.status === 'paused' && row.pause
+        ? { pause: pauseRecord(row.workflow_id, row.id, row.pause) }
+        : {}),
       ...(row.cancelled_at
         ? { cancelledAt: row.cancelled_at.toISOString(), cancelledBy: row.cancelled_by ?? 'unknown' }
         : {}),

@@ -64,13 +64,17 @@ export function executionResumer(deps: { db: Db; config: Config; queue: PgBoss; 
         output,
         logs: [`paused for approval`, `${request.approved ? 'approved' : 'rejected'} by ${request.by}`],
       };
-      const resumed = await resumePaused(tx, { ...row, pause }, {
-        output,
-        errored: false,
-        spans: [span],
-        cost: 0,
-        models: {},
-      });
+      const resumed = await resumePaused(
+        tx,
+        { ...row, pause },
+        {
+          output,
+          errored: false,
+          spans: [span],
+          cost: 0,
+          models: {},
+        },
+      );
       if (!resumed) throw conflict('Execution is no longer paused');
       await sendInTransaction(deps.queue, tx, QUEUES.workflowExecute, [
         {
@@ -111,10 +115,17 @@ function checkAnswer(
   const issues: FieldIssue[] = [];
   for (const name of Object.keys(given)) {
     if (!Object.hasOwn(pause.fields, name))
-      issues.push({ code: 'unrecognized_keys', path: ['data', name], message: `"${name}" is not a field of this approval` });
+      issues.push({
+        code: 'unrecognized_keys',
+        path: ['data', name],
+        message: `"${name}" is not a field of this approval`,
+      });
   }
   const spec = Object.fromEntries(
-    Object.entries(pause.fields).map(([k, f]) => [k, { ...f, required: approved && f.required } as InputSpec]),
+    Object.entries(pause.fields).map(([k, f]) => [
+      k,
+      { ...f, required: approved && f.required } as InputSpec,
+    ]),
   );
   const checked = checkInputs(spec, given, 'data');
   issues.push(...checked.issues);

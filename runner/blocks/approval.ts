@@ -50,6 +50,11 @@ export const approvalBlock: BlockType<z.output<typeof schema>> = {
         'An approval pauses the workflow itself: it cannot run inside a loop, a parallel or a child workflow',
       );
     const timeout: ApprovalOutput = { approved: false, data: {}, by: null, at: null, timedOut: true };
-    return ctx.pause({ message: config.message, fields: config.fields, timeoutMs: config.timeoutMs, timeout });
+    return ctx.pause({
+      message: config.message,
+      fields: config.fields,
+      timeoutMs: config.timeoutMs,
+      timeout,
+    });
   },
 };

@@ -3,8 +3,8 @@
 // references only to blocks that run before). Every problem names its path.
 import { z } from 'zod';
 import { type FieldIssue, ServiceError } from '../../errors.ts';
-import type { BlockConfig, Edge, Graph } from '../blocks/block.ts';
 import { APPROVAL_BRANCHES } from '../blocks/approval.ts';
+import type { BlockConfig, Edge, Graph } from '../blocks/block.ts';
 import { BLOCK_TYPES } from '../blocks/index.ts';
 import { checkConcurrencyKey, concurrencySchema } from './concurrency.ts';
 import { type InputSpec, inputSpec } from './inputs.ts';
@@ -13,7 +13,6 @@ import { RETRY_ON_TYPES, retrySchema } from './retry.ts';
 
 const BLOCK_ID = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
 const RESERVED_IDS = new Set(['start', 'loop', 'parallel', 'inputs', 'blocks', 'error']);
-
 
 const edgeSchema = z.object({ from: z.string(), to: z.string(), branch: z.string().optional() }).strict();
 const blockShape = z.looseObject({

@@ -3,8 +3,8 @@
 // a failure down `error` edges or fails the run; records a trace span per block (run-block.ts runs
 // each one); enforces the workflow's time limit.
 
-import type { BlockConfig, Edge, Graph } from '../blocks/block.ts';
 import { approvalBranch } from '../blocks/approval.ts';
+import type { BlockConfig, Edge, Graph } from '../blocks/block.ts';
 import { ParkSignal } from './park.ts';
 import {
   type ExecutionRequest,

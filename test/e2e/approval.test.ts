@@ -7,7 +7,14 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resumeDueExecutions } from '../../jobs/resume-parked.ts';
-import { addPerson, adminError, createTenant, startTestService, type Tenant, type TestService } from '../helpers/service.ts';
+import {
+  addPerson,
+  adminError,
+  createTenant,
+  startTestService,
+  type Tenant,
+  type TestService,
+} from '../helpers/service.ts';
 import { deployWorkflow, pollJob } from '../helpers/workflows.ts';
 
 const HOUR = 3_600_000;
@@ -80,7 +87,11 @@ const approvalFlow = (tag: string, timeoutMs?: number) => ({
     { id: 'yes', type: 'http', url: `${base}/yes?${tag}` },
     { id: 'no', type: 'response', data: { rejected: true, by: '<ask.by>' } },
     { id: 'late', type: 'response', data: { timedOut: '<ask.timedOut>' } },
-    { id: 'done', type: 'response', data: { approved: '<ask.approved>', data: '<ask.data>', by: '<ask.by>' } },
+    {
+      id: 'done',
+      type: 'response',
+      data: { approved: '<ask.approved>', data: '<ask.data>', by: '<ask.by>' },
+    },
   ],
   edges: [
     { from: 'before', to: 'ask' },
@@ -116,7 +127,10 @@ describe('approval blocks', () => {
     expect(list.body.data).toEqual([
       { executionId: id, workflowId: wf, createdAt: expect.any(String), pause },
     ]);
-    const runs = await svc.call('GET', `/api/v1/workflows/${wf}/runs`, { key: tenant.key, query: { status: 'paused' } });
+    const runs = await svc.call('GET', `/api/v1/workflows/${wf}/runs`, {
+      key: tenant.key,
+      query: { status: 'paused' },
+    });
     expect(runs.body.data.map((r: { id: string }) => r.id)).toEqual([id]);
     // Bad answers change nothing.
     const missing = await resume(pause, { approved: true, data: {} });
@@ -127,7 +141,14 @@ describe('approval blocks', () => {
     expect((await resume(pause, { approved: 'yes' })).status).toBe(400);
     expect((await resume(pause, { approved: true, data: { comment: 'x' } }, other.key)).status).toBe(404);
     const wrongContext = pause.resumeUrl.replace(pause.contextId, crypto.randomUUID());
-    expect((await svc.call('POST', wrongContext, { key: tenant.key, body: { approved: true, data: { comment: 'x' } } })).status).toBe(409);
+    expect(
+      (
+        await svc.call('POST', wrongContext, {
+          key: tenant.key,
+          body: { approved: true, data: { comment: 'x' } },
+        })
+      ).status,
+    ).toBe(409);
     expect((await job(id)).body.status).toBe('paused');
     // Two racing answers: one wins, the other is a 409.
     const [a, b] = await Promise.all([
@@ -161,7 +182,9 @@ describe('approval blocks', () => {
       `select action, metadata from audit_logs where metadata->>'executionId' = $1 and action in ('workflow.approve', 'workflow.reject')`,
       [id],
     );
-    expect(audit.map((r) => r.action)).toEqual([winner.body.approved ? 'workflow.approve' : 'workflow.reject']);
+    expect(audit.map((r) => r.action)).toEqual([
+      winner.body.approved ? 'workflow.approve' : 'workflow.reject',
+    ]);
   });
 
   it('a rejection takes the rejected branch and records who rejected', async () => {
@@ -176,7 +199,10 @@ describe('approval blocks', () => {
     expect(res.status).toBe(202);
     expect(res.body.by).toBe(`user:${tenant.user.id}`);
     const done = await pollJob(svc.call, tenant.key, id);
-    expect(done.body).toMatchObject({ status: 'completed', output: { rejected: true, by: `user:${tenant.user.id}` } });
+    expect(done.body).toMatchObject({
+      status: 'completed',
+      output: { rejected: true, by: `user:${tenant.user.id}` },
+    });
     expect(hits.get('/yes?t=2')).toBeUndefined();
   });
 
@@ -215,14 +241,19 @@ describe('approval blocks', () => {
     });
     expect(res.status).toBe(202);
     expect(res.body).toMatchObject({ status: 'paused', metadata: { pause: { blockId: 'ask' } } });
-    expect((await resume(res.body.metadata.pause, { approved: true, data: { comment: 'ok' } })).status).toBe(202);
+    expect((await resume(res.body.metadata.pause, { approved: true, data: { comment: 'ok' } })).status).toBe(
+      202,
+    );
     expect((await pollJob(svc.call, tenant.key, res.body.taskId)).body.status).toBe('completed');
   });
 
   it('refuses bad approval definitions at deploy, and an approval inside a loop at run time', async () => {
     const failure = await adminError(
       deployWorkflow(svc.admin, tenant.workspace.id, {
-        blocks: [{ id: 'a', type: 'approval', message: 'x' }, { id: 'b', type: 'response', data: 1 }],
+        blocks: [
+          { id: 'a', type: 'approval', message: 'x' },
+          { id: 'b', type: 'response', data: 1 },
+        ],
         edges: [{ from: 'a', to: 'b', branch: 'maybe' }],
       }),
     );
@@ -243,11 +274,15 @@ describe('approval blocks', () => {
     expect(done.body.error).toMatch(/cannot run inside a loop/);
   });
 
-  it('the paused list and the resume are the workspace\'s only', async () => {
+  it("the paused list and the resume are the workspace's only", async () => {
     const wf = await deployWorkflow(svc.admin, tenant.workspace.id, approvalFlow('t=6'));
     expect((await svc.call('GET', `/api/workflows/${wf}/paused`, { key: other.key })).status).toBe(404);
-    expect((await svc.call('GET', `/api/workflows/${crypto.randomUUID()}/paused`, { key: tenant.key })).status).toBe(404);
-    expect((await svc.call('GET', `/api/workflows/${wf}/paused`, { key: tenant.key, query: { limit: 0 } })).status).toBe(400);
+    expect(
+      (await svc.call('GET', `/api/workflows/${crypto.randomUUID()}/paused`, { key: tenant.key })).status,
+    ).toBe(404);
+    expect(
+      (await svc.call('GET', `/api/workflows/${wf}/paused`, { key: tenant.key, query: { limit: 0 } })).status,
+    ).toBe(400);
     const bad = await svc.call('POST', `/api/resume/${wf}/not-a-uuid/${crypto.randomUUID()}`, {
       key: tenant.key,
       body: { approved: true },

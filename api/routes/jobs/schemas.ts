@@ -35,11 +35,13 @@ export const pauseSchema = z
       description: 'What the approver sends back as `data` with the answer, typed like workflow inputs',
     }),
     resumeUrl: z.string().meta({
-      description: 'Where a resume is POSTed with an API key: `/api/resume/{workflowId}/{executionId}/{contextId}`',
+      description:
+        'Where a resume is POSTed with an API key: `/api/resume/{workflowId}/{executionId}/{contextId}`',
     }),
     pausedAt: z.iso.datetime(),
     expiresAt: z.iso.datetime().nullable().meta({
-      description: 'When the `timeout` branch is taken without an answer; null: the pause lasts until answered or cancelled',
+      description:
+        'When the `timeout` branch is taken without an answer; null: the pause lasts until answered or cancelled',
     }),
   })
   .meta({ id: 'Pause', description: 'Only while paused: what the execution waits for (an approval block)' });

@@ -25,19 +25,27 @@ export const resumeExecutionRoute = createRoute({
   tags: ['Workflows'],
   summary: 'Answer a paused execution',
   description:
-    'Answers the approval a paused execution waits for (its Job record\'s `metadata.pause`): `approved` ' +
-    'true takes the block\'s `approved` branch, false its `rejected` branch; `data` carries the fields the ' +
-    'approval asked for, checked against their types (required ones only when approving). The block\'s ' +
+    "Answers the approval a paused execution waits for (its Job record's `metadata.pause`): `approved` " +
+    "true takes the block's `approved` branch, false its `rejected` branch; `data` carries the fields the " +
+    "approval asked for, checked against their types (required ones only when approving). The block's " +
     'output becomes `{approved, data, by, at}` and the execution goes on in the background (202): poll its ' +
     'job. Exactly once: a second answer, or one after the timeout or a cancel, is a 409 and changes nothing. ' +
     'Needs write permission on the workspace; the audit log records who approved or rejected.',
   request: { params: resumeParams, body: jsonBody(resumeBody, resumeRequestExample) },
   responses: {
-    202: ok({ description: 'Recorded: the execution goes on', schema: resumeAnswer, example: resumeExample }, 'api'),
+    202: ok(
+      { description: 'Recorded: the execution goes on', schema: resumeAnswer, example: resumeExample },
+      'api',
+    ),
     ...errors(
       {
         400: [
-          invalid(['data', 'amount'], 'Expected number, received string', 'invalid_type', 'Invalid resume data'),
+          invalid(
+            ['data', 'amount'],
+            'Expected number, received string',
+            'invalid_type',
+            'Invalid resume data',
+          ),
           invalid(['approved'], 'Invalid input: expected boolean, received undefined', 'invalid_type'),
         ],
         403: RESOURCE_WRITE_DENIED,

@@ -30,8 +30,12 @@ export const resumeAnswer = z
     executionId: z.uuid(),
     status: z.literal('processing'),
     approved: z.boolean(),
-    data: z.record(z.string(), z.unknown()).meta({ description: 'The answer as recorded (defaults filled in)' }),
-    by: z.string().meta({ description: 'Who answered: `user:<id>` (a personal key) or `key:<id>` (a workspace key)' }),
+    data: z
+      .record(z.string(), z.unknown())
+      .meta({ description: 'The answer as recorded (defaults filled in)' }),
+    by: z
+      .string()
+      .meta({ description: 'Who answered: `user:<id>` (a personal key) or `key:<id>` (a workspace key)' }),
     at: z.iso.datetime(),
     message: z.string(),
     links: z.object({ status: z.string() }),
