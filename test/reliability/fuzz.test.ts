@@ -73,6 +73,7 @@ function realId(op: Operation, param: string): string {
   if (param === 'fileId') return fx.fileId;
   if (param === 'documentId') return fx.documentId;
   if (param === 'workspaceId') return fx.workspaceId;
+  if (param === 'workflowId') return fx.workflowId;
   if (param === 'token') return 'no-such-webhook-token';
   if (param === 'jobId' || param === 'rowId') return '00000000-0000-4000-8000-000000000000';
   if (op.path.startsWith('/api/v1/knowledge/')) return fx.knowledgeBaseId;
