@@ -2,11 +2,13 @@
 // (`paused`, `metadata.pause`, no job held), POST /api/resume/… answers it exactly once (two racing
 // answers: one wins, the other 409), the branch taken follows the answer, the injected clock fires
 // the timeout branch, a cancel ends a paused execution, the audit log and the trace record it.
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resumeDueExecutions } from '../../jobs/resume-parked.ts';
+import { killAll, serviceRunnerEnv, startRunnerProcess } from '../helpers/runner-processes.ts';
 import {
   addPerson,
   adminError,
@@ -293,5 +295,46 @@ describe('approval blocks', () => {
       body: { approved: true },
     });
     expect(none.status).toBe(404);
+  });
+});
+
+describe.runIf(Boolean(process.env.TEST_DATABASE_URL))('paused executions across runner processes', () => {
+  let own: TestService;
+  let ownTenant: Tenant;
+  const runners: ChildProcess[] = [];
+
+  beforeAll(async () => {
+    own = await startTestService({ HTTP_ALLOW_LIST: '127.0.0.1' });
+    ownTenant = await createTenant(own.admin);
+  });
+  afterAll(async () => {
+    await killAll(runners);
+    await own?.close();
+  });
+
+  it('a resume after the runner that paused it was killed goes on in another runner, once', async () => {
+    const env = { ...serviceRunnerEnv(own), HTTP_ALLOW_LIST: '127.0.0.1' };
+    await startRunnerProcess(env, runners);
+    const wf = await deployWorkflow(own.admin, ownTenant.workspace.id, approvalFlow('t=9'));
+    const res = await own.call('POST', `/api/workflows/${wf}/execute`, {
+      key: ownTenant.key,
+      body: { inputs: { amount: 9 }, async: true },
+    });
+    const id = res.body.taskId as string;
+    const pause = await until(async () => {
+      const r = await own.call('GET', `/api/jobs/${id}`, { key: ownTenant.key });
+      return r.body.metadata?.pause;
+    }, 'the execution to pause');
+    await killAll(runners);
+    await startRunnerProcess(env, runners);
+    const answer = await own.call('POST', pause.resumeUrl, {
+      key: ownTenant.key,
+      body: { approved: true, data: { comment: 'after restart' } },
+    });
+    expect(answer.status).toBe(202);
+    const done = await pollJob(own.call, ownTenant.key, id);
+    expect(done.body).toMatchObject({ status: 'completed', output: { approved: true } });
+    expect(hits.get('/before?t=9')).toBe(1);
+    expect(hits.get('/yes?t=9')).toBe(1);
   });
 });
