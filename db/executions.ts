@@ -298,12 +298,15 @@ export async function abandonExecution(
  * and what a completion callback delivers. `output` only when completed; a failed job carries its
  * error. A missing row is a job not yet recorded: queued.
  */
-export function jobRecord(row: ExecutionRow | null, id: string) {
-  return row ? recordedJob(row) : { taskId: id, status: 'queued' as const };
+export function jobRecord(row: ExecutionRow | null, id: string, link?: PauseLink) {
+  return row ? recordedJob(row, link) : { taskId: id, status: 'queued' as const };
 }
 
+/** Makes the signed approval link of a pause (jobs/approval-links.ts); absent: the record has none. */
+export type PauseLink = (executionId: string, pause: StoredPause) => string;
+
 /** The Job record of a recorded execution: always with its metadata (typed so, for the answers). */
-function recordedJob(row: ExecutionRow) {
+function recordedJob(row: ExecutionRow, link?: PauseLink) {
   return {
     taskId: row.id,
     status: row.status,
@@ -322,7 +325,7 @@ function recordedJob(row: ExecutionRow) {
       trigger: row.trigger,
       ...(row.resume_at && row.status === 'processing' ? { resumeAt: row.resume_at.toISOString() } : {}),
       ...(row.status === 'paused' && row.pause
-        ? { pause: pauseRecord(row.workflow_id, row.id, row.pause) }
+        ? { pause: pauseRecord(row.workflow_id, row.id, row.pause, link) }
         : {}),
       ...(row.cancelled_at
         ? { cancelledAt: row.cancelled_at.toISOString(), cancelledBy: row.cancelled_by ?? 'unknown' }
@@ -332,18 +335,19 @@ function recordedJob(row: ExecutionRow) {
 }
 
 /** The body of GET /api/jobs/{id} for a recorded execution, which a completion callback also carries. */
-export function jobAnswer(row: ExecutionRow) {
-  return { success: row.status !== 'failed' && row.status !== 'cancelled', ...recordedJob(row) };
+export function jobAnswer(row: ExecutionRow, link?: PauseLink) {
+  return { success: row.status !== 'failed' && row.status !== 'cancelled', ...recordedJob(row, link) };
 }
 
 /** A paused execution's `metadata.pause`: what it waits for, and where a resume goes. */
-export function pauseRecord(workflowId: string, executionId: string, pause: StoredPause) {
+export function pauseRecord(workflowId: string, executionId: string, pause: StoredPause, link?: PauseLink) {
   return {
     blockId: pause.blockId,
     contextId: pause.contextId,
     message: pause.message,
     fields: pause.fields,
     resumeUrl: `/api/resume/${workflowId}/${executionId}/${pause.contextId}`,
+    ...(link ? { approvalUrl: link(executionId, pause) } : {}),
     pausedAt: pause.pausedAt,
     expiresAt: pause.expiresAt,
   };

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { authorizeResource } from '../../../db/access.ts';
 import { getExecution, jobAnswer } from '../../../db/executions.ts';
 import { notFound } from '../../../errors.ts';
+import { approvalLinks } from '../../../jobs/approval-links.ts';
 import type { ApiDeps } from '../../context.ts';
 import { ok } from '../../openapi/components.ts';
 import { errors } from '../../openapi/error-answers.ts';
@@ -39,12 +40,13 @@ export const getJobRoute = createRoute({
 
 const uuid = z.uuid();
 
-export function jobRoutes({ db }: ApiDeps, guards: Guards) {
+export function jobRoutes({ db, config }: ApiDeps, guards: Guards) {
+  const links = approvalLinks(config);
   return new Router(guards, { rateLimited: true }).openapi(getJobRoute, async (c) => {
     const { jobId } = c.req.valid('param');
     const row = uuid.safeParse(jobId).success ? await getExecution(db, jobId) : null;
     if (!row) throw notFound('Job');
     await authorizeResource(db, c.get('principal'), row.workspace_id, 'read', 'Job');
-    return c.json(jobAnswer(row), 200);
+    return c.json(jobAnswer(row, links.url), 200);
   }).app;
 }

@@ -38,6 +38,14 @@ export const pauseSchema = z
       description:
         'Where a resume is POSTed with an API key: `/api/resume/{workflowId}/{executionId}/{contextId}`',
     }),
+    approvalUrl: z
+      .string()
+      .optional()
+      .meta({
+        description:
+          'A signed, expiring, single-use link for a person without an API key: its page shows the message, a ' +
+          'form for the fields and Approve / Reject (`/approve/{executionId}/{contextId}?expires=…&signature=…`)',
+      }),
     pausedAt: z.iso.datetime(),
     expiresAt: z.iso.datetime().nullable().meta({
       description:

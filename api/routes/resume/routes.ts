@@ -9,6 +9,7 @@ import { listPaused } from '../../../db/execution-pauses.ts';
 import { pauseRecord } from '../../../db/executions.ts';
 import { getWorkflow } from '../../../db/workflows.ts';
 import { notFound } from '../../../errors.ts';
+import { approvalLinks } from '../../../jobs/approval-links.ts';
 import { executionResumer } from '../../../jobs/resume-execution.ts';
 import type { ApiDeps } from '../../context.ts';
 import { API_RATE_LIMITED, jsonBody, ok, RESOURCE_WRITE_DENIED } from '../../openapi/components.ts';
@@ -98,6 +99,7 @@ const answeredBy = (p: Principal) => (p.type === 'personal' ? `user:${p.userId}`
 export function resumeRoutes(deps: ApiDeps, guards: Guards) {
   const { db } = deps;
   const resume = executionResumer({ ...deps, now: deps.clock });
+  const links = approvalLinks(deps.config);
   return new Router(guards, { rateLimited: true })
     .openapi(resumeExecutionRoute, async (c) => {
       const { workflowId, executionId, contextId } = c.req.valid('param');
@@ -146,7 +148,7 @@ export function resumeRoutes(deps: ApiDeps, guards: Guards) {
             executionId: p.id,
             workflowId: p.workflowId,
             createdAt: p.createdAt,
-            pause: pauseRecord(p.workflowId, p.id, p.pause),
+            pause: pauseRecord(p.workflowId, p.id, p.pause, links.url),
           })),
         },
         200,
