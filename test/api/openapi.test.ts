@@ -30,8 +30,13 @@ const addFormats = ((addFormatsModule as unknown as { default?: AddFormats }).de
 type Json = any;
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'] as const;
-/** Routes that are not the API: the reference page itself and its script. */
-const NOT_API = new Set(['GET /docs', 'GET /docs/scalar.js']);
+/** Routes that are not the API: the reference page itself and its script; an approval link's HTML page. */
+const NOT_API = new Set([
+  'GET /docs',
+  'GET /docs/scalar.js',
+  'GET /approve/{executionId}/{contextId}',
+  'POST /approve/{executionId}/{contextId}',
+]);
 
 let svc: TestService;
 let tenant: Tenant;
