@@ -298,6 +298,36 @@ describe('approval blocks', () => {
   });
 });
 
+describe('approvals through the admin plane', () => {
+  it('executions.get shows the pause; executions.resume answers it once, with bad data refused', async () => {
+    const wf = await deployWorkflow(svc.admin, tenant.workspace.id, approvalFlow('t=10'));
+    const id = await start(wf, { amount: 10 });
+    const record = await paused(id);
+    const detail = await svc.admin.executions.get.query({ id });
+    expect(detail.status).toBe('paused');
+    expect(detail.pause).toEqual(record.metadata.pause);
+    const listed = await svc.admin.executions.list.query({
+      workspaceId: tenant.workspace.id,
+      status: 'paused',
+    });
+    expect(listed.data.map((e: { id: string }) => e.id)).toContain(id);
+    const bad = await adminError(
+      svc.admin.executions.resume.mutate({ id, approved: true, data: { comment: 5 } }),
+    );
+    expect(bad.httpStatus).toBe(400);
+    expect(bad.details?.[0]?.path).toEqual(['data', 'comment']);
+    const unknown = await adminError(
+      svc.admin.executions.resume.mutate({ id: crypto.randomUUID(), approved: true }),
+    );
+    expect(unknown.httpStatus).toBe(404);
+    const done = await svc.admin.executions.resume.mutate({ id, approved: false });
+    expect(done).toMatchObject({ status: 'processing', approved: false, by: 'admin' });
+    const again = await adminError(svc.admin.executions.resume.mutate({ id, approved: true }));
+    expect(again.httpStatus).toBe(409);
+    expect((await pollJob(svc.call, tenant.key, id)).body.output).toEqual({ rejected: true, by: 'admin' });
+  });
+});
+
 describe.runIf(Boolean(process.env.TEST_DATABASE_URL))('paused executions across runner processes', () => {
   let own: TestService;
   let ownTenant: Tenant;
