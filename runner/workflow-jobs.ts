@@ -25,7 +25,7 @@ import { deployedVersion } from '../db/workflows.ts';
 import { completeJobsStatement, type JobAttempt } from '../jobs/boss.ts';
 import { releaseSlots } from '../jobs/concurrency-slots.ts';
 import { QUEUES, type WorkflowExecutePayload } from '../jobs/queues.ts';
-import type { SendCallbacks } from '../jobs/send-callbacks.ts';
+import type { SendCallbacks, SendPausedCallback } from '../jobs/send-callbacks.ts';
 import type { Logger } from '../logger.ts';
 import type { RunnerSettings } from './blocks/block.ts';
 import type { CancelWatch } from './cancel-watch.ts';
@@ -58,6 +58,8 @@ export interface WorkflowJobDeps {
   signal?: AbortSignal;
   /** Enqueues completion callbacks in the transaction that records the end. */
   sendCallbacks: SendCallbacks;
+  /** Enqueues a callback's `paused` event in the transaction that pauses the execution. */
+  sendPausedCallback?: SendPausedCallback;
   /** Tells of executions cancelled while they run; none: they run to the end. */
   cancels?: CancelWatch;
   /** The heartbeat of the jobs sent to executions let in by a concurrency slot that freed. */
@@ -179,12 +181,14 @@ export function workflowJobHandler(deps: WorkflowJobDeps) {
     job: JobAttempt,
     limited: boolean,
     pause?: PauseDetails,
+    hasCallback?: boolean,
   ) =>
     deps.settle(() =>
       db.transaction(async (tx) => {
         if (limited) await lockGroups(tx, [id]);
         const parked = await parkExecution(tx, id, attempt, until, pause);
         if (!parked) return false;
+        if (pause && hasCallback) await deps.sendPausedCallback?.(tx, id, pause.contextId);
         if (limited) await releaseSlots(deps.boss, tx, [id], deps.heartbeatSeconds);
         const { text, params } = await completeJobsStatement(deps.boss, queue, [job]);
         await tx.query(text, params);
@@ -256,7 +260,10 @@ export function workflowJobHandler(deps: WorkflowJobDeps) {
     await events?.drain();
     if ((result.parkedUntil || result.pause) && !watched?.cancelled()) {
       const until = result.parkedUntil ?? null;
-      if (await park(executionId, claim.attempt, until, jobAttempt, limited, result.pause)) return;
+      if (
+        await park(executionId, claim.attempt, until, jobAttempt, limited, result.pause, claim.has_callback)
+      )
+        return;
     }
     if (watched?.cancelled()) {
       await settleCancelled({

@@ -29,6 +29,8 @@ let other: Tenant;
 let target: Server;
 let base: string;
 const hits = new Map<string, number>();
+// biome-ignore lint/suspicious/noExplicitAny: callback bodies are read as JSON
+const callbacks: { path: string; body: any }[] = [];
 
 async function until<T>(probe: () => Promise<T | undefined>, what: string): Promise<T> {
   for (let i = 0; i < 800; i++) {
@@ -43,8 +45,15 @@ beforeAll(async () => {
   target = createServer((req, res) => {
     const key = req.url ?? '/';
     hits.set(key, (hits.get(key) ?? 0) + 1);
-    res.setHeader('content-type', 'application/json');
-    res.end(JSON.stringify({ hit: key }));
+    let body = '';
+    req.on('data', (c) => {
+      body += c;
+    });
+    req.on('end', () => {
+      if (req.method === 'POST') callbacks.push({ path: key, body: JSON.parse(body) });
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ hit: key }));
+    });
   });
   target.listen(0, '127.0.0.1');
   await once(target, 'listening');
@@ -247,6 +256,28 @@ describe('approval blocks', () => {
       202,
     );
     expect((await pollJob(svc.call, tenant.key, res.body.taskId)).body.status).toBe('completed');
+  });
+
+  it('a completion callback gets a paused event with the resume details, then the end', async () => {
+    const wf = await deployWorkflow(svc.admin, tenant.workspace.id, approvalFlow('t=11'));
+    const res = await svc.call('POST', `/api/workflows/${wf}/execute`, {
+      key: tenant.key,
+      body: { inputs: { amount: 11 }, async: true, callbackUrl: `${base}/cb?t=11` },
+    });
+    const id = res.body.taskId as string;
+    const event = await until(async () => callbacks.find((c) => c.path === '/cb?t=11'), 'the paused event');
+    expect(event.body).toMatchObject({ event: 'paused', taskId: id, status: 'paused' });
+    const pause = event.body.metadata.pause;
+    expect(pause).toMatchObject({ blockId: 'ask', resumeUrl: expect.stringContaining(id) });
+    expect(pause.approvalUrl).toMatch(/^\/approve\//);
+    expect((await resume(pause, { approved: true, data: { comment: 'via callback' } })).status).toBe(202);
+    await pollJob(svc.call, tenant.key, id);
+    const end = await until(async () => {
+      const all = callbacks.filter((c) => c.path === '/cb?t=11');
+      return all.length === 2 ? all[1] : undefined;
+    }, 'the end callback');
+    expect(end.body).toMatchObject({ taskId: id, status: 'completed' });
+    expect(end.body.event).toBeUndefined();
   });
 
   it('refuses bad approval definitions at deploy, and an approval inside a loop at run time', async () => {
