@@ -236,7 +236,9 @@ export const envSchema = z.object({
     .string()
     .min(32, 'must be at least 32 characters')
     .optional()
-    .describe('Signs the approval links of paused executions (HMAC-SHA256); changing it voids the links given out')
+    .describe(
+      'Signs the approval links of paused executions (HMAC-SHA256); changing it voids the links given out',
+    )
     .meta(whenUnset('derived from the encryption key')),
   APPROVAL_LINK_TTL_HOURS: z.coerce
     .number()
@@ -244,7 +246,7 @@ export const envSchema = z.object({
     .min(1)
     .max(720)
     .default(168)
-    .describe("How long an approval link works when its approval has no earlier timeout"),
+    .describe('How long an approval link works when its approval has no earlier timeout'),
   OPENAI_BASE_URL: z
     .url()
     .optional()
