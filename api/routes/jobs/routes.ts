@@ -23,7 +23,8 @@ export const getJobRoute = createRoute({
   description:
     'The state of an execution started with `async: true` (its `taskId`), or of any execution by id. ' +
     'Poll until `status` is `completed` (with `output`), `failed` (with `error`) or `cancelled` (with ' +
-    '`error` and `metadata.cancelledAt`, `metadata.cancelledBy`). Polls do not draw ' +
+    '`error` and `metadata.cancelledAt`, `metadata.cancelledBy`). A `paused` job waits for an approval: ' +
+    '`metadata.pause` says what it asks and where to answer (`resumeUrl` with a key, `approvalUrl` without). Polls do not draw ' +
     'from a rate-limit bucket; their X-RateLimit-* headers show the /api/v1 bucket.',
   request: { params: jobParams },
   responses: {
