@@ -50,6 +50,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const secret = [
       'ADMIN_TOKEN',
       'ENCRYPTION_KEY',
+      'APPROVAL_LINK_SECRET',
       'BOOTSTRAP_API_KEY',
       'OPENAI_API_KEY',
       'RERANK_API_KEY',

@@ -22,6 +22,8 @@ import { jobRoutes } from './routes/jobs/routes.ts';
 import { knowledgeRoutes } from './routes/knowledge/routes.ts';
 import { logRoutes } from './routes/logs/routes.ts';
 import { mcpRoutes } from './routes/mcp/routes.ts';
+import { approvalLinkRoutes } from './routes/resume/link-routes.ts';
+import { resumeRoutes } from './routes/resume/routes.ts';
 import type { Guards } from './routes/router.ts';
 import { columnRoutes } from './routes/tables/column-routes.ts';
 import { tableRoutes } from './routes/tables/routes.ts';
@@ -62,11 +64,14 @@ export function createApp(deps: ApiDeps) {
   };
   // Inbound webhooks authenticate by the secret token in their URL (and a signature), not a key.
   app.route('/', webhookRoutes(deps, guards));
+  // Approval links authenticate by their signature (jobs/approval-links.ts): HTML pages, no key.
+  app.route('/', approvalLinkRoutes(deps));
   app.use('/api/*', apiKeyAuth(deps.db));
   app.use('/api/*', jsonBodyLimit());
   // In the order the document lists them (the reference page groups them by tag).
   app.route('/', workflowRoutes(deps, guards));
   app.route('/', cancelRoutes(deps, guards));
+  app.route('/', resumeRoutes(deps, guards));
   app.route('/', streamRoutes(deps, guards));
   // Before v1WorkflowRoutes: POST …/import is no workflow id.
   app.route('/', v1DeployRoutes(deps, guards));

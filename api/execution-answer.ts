@@ -5,6 +5,7 @@ import type { Context } from 'hono';
 import { type DoneNotice, getExecution, getExecutionDurably, jobRecord } from '../db/executions.ts';
 import type { LimitsObject } from '../db/usage.ts';
 import { ServiceError } from '../errors.ts';
+import { approvalLinks } from '../jobs/approval-links.ts';
 import { executionStarter, type Started, type StartRequest } from '../jobs/start-execution.ts';
 import type { ApiDeps } from './context.ts';
 import { executionEventStream, SSE_HEADERS } from './execution-stream.ts';
@@ -19,6 +20,7 @@ export interface StartedCall extends Started {
 export function executionAnswers(deps: ApiDeps) {
   const { db, config, waiter } = deps;
   const enqueue = executionStarter(deps);
+  const links = approvalLinks(config);
 
   /** Authorises, checks the inputs against the deployed version and enqueues; throws 4xx. */
   async function start(request: Omit<StartRequest, 'executionId'>): Promise<StartedCall> {
@@ -44,7 +46,8 @@ export function executionAnswers(deps: ApiDeps) {
    */
   async function finishedRow(id: string): Promise<DoneNotice | null> {
     const row = await getExecutionDurably(db, id);
-    if (!row || row.status === 'queued' || row.status === 'processing') return null;
+    if (!row || row.status === 'queued' || row.status === 'processing' || row.status === 'paused')
+      return null;
     return {
       id,
       status: row.status,
@@ -118,7 +121,7 @@ export function executionAnswers(deps: ApiDeps) {
     const done = await result(started);
     if (!done) {
       // Still running: hand the caller the job to poll rather than hold the connection forever.
-      const job = jobRecord(await getExecution(db, executionId), executionId);
+      const job = jobRecord(await getExecution(db, executionId), executionId, links.url);
       return c.json(
         {
           success: false as const,

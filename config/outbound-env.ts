@@ -56,6 +56,23 @@ export const outboundEnv = {
     .max(60_000)
     .default(10_000)
     .describe("How long one completion-callback attempt waits for the receiver's answer"),
+  // Approval links (jobs/approval-links.ts): HMAC-signed, expiring, single-use URLs a person without
+  // an API key answers a paused execution with.
+  APPROVAL_LINK_SECRET: z
+    .string()
+    .min(32, 'must be at least 32 characters')
+    .optional()
+    .describe(
+      'Signs the approval links of paused executions (HMAC-SHA256); changing it voids the links given out',
+    )
+    .meta(whenUnset('derived from the encryption key')),
+  APPROVAL_LINK_TTL_HOURS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(720)
+    .default(168)
+    .describe('How long an approval link works when its approval has no earlier timeout'),
   OPENAI_BASE_URL: z
     .url()
     .optional()

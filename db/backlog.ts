@@ -29,11 +29,11 @@ export async function queueBacklog(db: Queryable): Promise<QueueBacklog[]> {
   }));
 }
 
-/** Executions waiting for or held by a runner, by status (the partial status index answers this). */
+/** Executions waiting for or held by a runner, or paused for a person, by status (partial indexes answer this). */
 export async function executionsInFlight(db: Queryable): Promise<Map<string, number>> {
   const rows = await db.query<{ status: string; n: number }>(
     `select status, count(*)::int as n from executions
-      where status in ('queued', 'processing') group by status`,
+      where status in ('queued', 'processing', 'paused') group by status`,
   );
   return new Map(rows.map((r) => [r.status, r.n]));
 }

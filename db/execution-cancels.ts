@@ -1,4 +1,4 @@
-// Cancelling executions. The cancel is recorded at once, by whoever asks (API or admin plane): the
+// Cancelling executions (queued, processing or paused). The cancel is recorded at once, by whoever asks (API or admin plane): the
 // row turns `cancelled` in one statement that also notifies the sync caller waiting on
 // EXECUTION_DONE_CHANNEL and the runners on EXECUTION_CANCEL_CHANNEL (both delivered at commit).
 // A queued execution is then never claimed (claimExecutions takes queued and processing rows only);
@@ -20,7 +20,7 @@ export interface CancelledExecution {
   workspaceId: string;
   workflowId: string;
   /** The state it was cancelled in. */
-  was: 'queued' | 'processing';
+  was: 'queued' | 'processing' | 'paused';
   cancelledAt: Date;
   hasCallback: boolean;
 }
@@ -39,7 +39,7 @@ export async function cancelExecution(
     organization_id: string;
     workspace_id: string;
     workflow_id: string;
-    was: 'queued' | 'processing';
+    was: 'queued' | 'processing' | 'paused';
     cancelled_at: Date;
     has_callback: boolean;
   }>(
@@ -49,7 +49,7 @@ export async function cancelExecution(
      done as (
        update executions e set status = 'cancelled', error = $2, cancelled_at = now(), cancelled_by = $3,
          ended_at = now()
-         from prior p where e.id = p.id and p.status in ('queued', 'processing')
+         from prior p where e.id = p.id and p.status in ('queued', 'processing', 'paused')
        returning e.id, e.organization_id, e.workspace_id, e.workflow_id, p.status as was, e.cancelled_at,
          e.created_at, e.started_at, e.callback_url is not null as has_callback)
      select id, organization_id, workspace_id, workflow_id, was, cancelled_at, has_callback,

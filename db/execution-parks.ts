@@ -13,22 +13,27 @@ export async function parkExecution(
   tx: Queryable,
   id: string,
   attempt: number,
-  resumeAt: Date,
+  resumeAt: Date | null,
+  /** Set when it waits for a person: the execution turns `paused` (db/execution-pauses.ts). */
+  pause?: unknown,
 ): Promise<boolean> {
   const rows = await tx.query(
     `with parked as (
-       update executions set resume_at = $3
+       update executions set resume_at = $3,
+         status = case when $5::jsonb is null then status else 'paused' end, pause = $5::jsonb
         where id = $1 and attempt = $2 and status = 'processing' returning id)
      select pg_notify($4, json_build_object('id', id, 'status', 'parked')::text) from parked`,
-    [id, attempt, resumeAt, EXECUTION_DONE_CHANNEL],
+    [id, attempt, resumeAt, EXECUTION_DONE_CHANNEL, pause === undefined ? null : JSON.stringify(pause)],
   );
   return rows.length > 0;
 }
 
 /**
- * The parked executions due at `now` (at most `limit`), taken: no longer parked. One of a concurrency
- * group is queued again: its park gave up its slot, so it waits its turn for one (in the order of its
- * creation, ahead of those queued after it) through the limited claim, like any queued execution.
+ * The parked executions due at `now` (at most `limit`), taken: no longer parked. A paused one (its
+ * approval's timeout) is no longer paused: a resume racing the sweep finds it so. One of a
+ * concurrency group is queued again: its park gave up its slot, so it waits its turn for one (in the
+ * order of its creation, ahead of those queued after it) through the limited claim, like any queued
+ * execution; any other goes on `processing`.
  */
 export async function takeDueExecutions(
   tx: Queryable,
@@ -37,10 +42,10 @@ export async function takeDueExecutions(
 ): Promise<{ id: string; limited: boolean }[]> {
   return tx.query<{ id: string; limited: boolean }>(
     `update executions e
-        set resume_at = null,
-            status = case when e.concurrency_group is null then e.status else 'queued' end
+        set resume_at = null, pause = null,
+            status = case when e.concurrency_group is null then 'processing' else 'queued' end
        from (select id from executions
-              where resume_at is not null and resume_at <= $1 and status = 'processing'
+              where resume_at is not null and resume_at <= $1 and status in ('processing', 'paused')
               order by resume_at limit $2 for update skip locked) due
       where e.id = due.id
       returning e.id, e.concurrency_group is not null as limited`,

@@ -8,7 +8,17 @@ import { chargeUsageCte } from './usage.ts';
 
 export const EXECUTION_DONE_CHANNEL = 'execution_done';
 
-export type ExecutionStatus = 'queued' | 'processing' | 'completed' | 'failed' | 'cancelled';
+/** What a paused execution waits for (runner/executor/park.ts PauseDetails, as stored). */
+export interface StoredPause {
+  blockId: string;
+  contextId: string;
+  message: string;
+  fields: Record<string, { type: string; required: boolean; default?: unknown; description?: string }>;
+  pausedAt: string;
+  expiresAt: string | null;
+}
+
+export type ExecutionStatus = 'queued' | 'processing' | 'paused' | 'completed' | 'failed' | 'cancelled';
 
 export interface ExecutionRow {
   id: string;
@@ -39,6 +49,8 @@ export interface ExecutionRow {
   cancelled_by: string | null;
   /** Set while the execution is parked (db/execution-parks.ts): when it is due to go on. */
   resume_at?: Date | null;
+  /** Set while `paused` (db/execution-pauses.ts): what the approval waits for. */
+  pause?: StoredPause | null;
   /** Streamed: the selected outputs ([] for all); null: not streamed (db/execution-events.ts). */
   stream_outputs: string[] | null;
 }
@@ -286,12 +298,15 @@ export async function abandonExecution(
  * and what a completion callback delivers. `output` only when completed; a failed job carries its
  * error. A missing row is a job not yet recorded: queued.
  */
-export function jobRecord(row: ExecutionRow | null, id: string) {
-  return row ? recordedJob(row) : { taskId: id, status: 'queued' as const };
+export function jobRecord(row: ExecutionRow | null, id: string, link?: PauseLink) {
+  return row ? recordedJob(row, link) : { taskId: id, status: 'queued' as const };
 }
 
+/** Makes the signed approval link of a pause (jobs/approval-links.ts); absent: the record has none. */
+export type PauseLink = (executionId: string, pause: StoredPause) => string;
+
 /** The Job record of a recorded execution: always with its metadata (typed so, for the answers). */
-function recordedJob(row: ExecutionRow) {
+function recordedJob(row: ExecutionRow, link?: PauseLink) {
   return {
     taskId: row.id,
     status: row.status,
@@ -309,6 +324,9 @@ function recordedJob(row: ExecutionRow) {
       mode: row.mode,
       trigger: row.trigger,
       ...(row.resume_at && row.status === 'processing' ? { resumeAt: row.resume_at.toISOString() } : {}),
+      ...(row.status === 'paused' && row.pause
+        ? { pause: pauseRecord(row.workflow_id, row.id, row.pause, link) }
+        : {}),
       ...(row.cancelled_at
         ? { cancelledAt: row.cancelled_at.toISOString(), cancelledBy: row.cancelled_by ?? 'unknown' }
         : {}),
@@ -317,6 +335,20 @@ function recordedJob(row: ExecutionRow) {
 }
 
 /** The body of GET /api/jobs/{id} for a recorded execution, which a completion callback also carries. */
-export function jobAnswer(row: ExecutionRow) {
-  return { success: row.status !== 'failed' && row.status !== 'cancelled', ...recordedJob(row) };
+export function jobAnswer(row: ExecutionRow, link?: PauseLink) {
+  return { success: row.status !== 'failed' && row.status !== 'cancelled', ...recordedJob(row, link) };
+}
+
+/** A paused execution's `metadata.pause`: what it waits for, and where a resume goes. */
+export function pauseRecord(workflowId: string, executionId: string, pause: StoredPause, link?: PauseLink) {
+  return {
+    blockId: pause.blockId,
+    contextId: pause.contextId,
+    message: pause.message,
+    fields: pause.fields,
+    resumeUrl: `/api/resume/${workflowId}/${executionId}/${pause.contextId}`,
+    ...(link ? { approvalUrl: link(executionId, pause) } : {}),
+    pausedAt: pause.pausedAt,
+    expiresAt: pause.expiresAt,
+  };
 }

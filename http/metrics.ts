@@ -113,8 +113,8 @@ export function registerBacklogGauges(registry: Registry, db: Db, log: Logger) {
     });
   byStatus(
     'wfs_executions',
-    'Workflow executions now queued or processing',
-    ['queued', 'processing'],
+    'Workflow executions now queued, processing or paused (waiting for an approval)',
+    ['queued', 'processing', 'paused'],
     (b) => b.inFlight,
   );
   byStatus(

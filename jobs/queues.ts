@@ -33,6 +33,8 @@ export interface WorkflowSchedulePayload {
 export interface ExecutionCallbackPayload {
   executionId: string;
   retryLimit: number;
+  /** A `paused` event (an approval waits on this pause), not the execution's end: see runner/callback-jobs.ts. */
+  paused?: { contextId: string };
 }
 
 /** Process a document into the chunks of one generation (a later generation makes this job stale). */

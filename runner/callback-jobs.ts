@@ -15,6 +15,7 @@ import type { Config } from '../config.ts';
 import { callbackSecret, recordDeliveryAttempt } from '../db/callbacks.ts';
 import type { Queryable } from '../db/client.ts';
 import { getExecution, jobAnswer } from '../db/executions.ts';
+import { approvalLinks } from '../jobs/approval-links.ts';
 import type { ExecutionCallbackPayload } from '../jobs/queues.ts';
 import type { Logger } from '../logger.ts';
 import { callbackUrlFormProblem } from '../net/callback-url.ts';
@@ -39,14 +40,17 @@ export interface CallbackJobDeps {
 export function callbackJobHandler(deps: CallbackJobDeps) {
   const { db, config, log } = deps;
   const allowList = parseAllowList(config.HTTP_ALLOW_LIST);
+  const links = approvalLinks(config);
   return async (job: Job<ExecutionCallbackPayload>) => {
-    const { executionId, retryLimit } = job.data;
+    const { executionId, retryLimit, paused } = job.data;
     const row = await getExecution(db, executionId);
     // Deleted, or settled by an attempt whose job was then taken over: nothing left to deliver.
     if (!row?.callback_url || row.callback_status !== 'pending') return;
+    // A `paused` event is sent while the execution still waits on that pause (an answer makes it moot).
+    if (paused && (row.status !== 'paused' || row.pause?.contextId !== paused.contextId)) return;
     const { secret } = await callbackSecret(db, deps.encryptionKey, row.workspace_id);
     const attempt = job.retryCount + 1;
-    const body = JSON.stringify(jobAnswer(row));
+    const body = JSON.stringify(paused ? { event: 'paused', ...jobAnswer(row, links.url) } : jobAnswer(row));
     const timestamp = Math.floor(Date.now() / 1000);
     const started = performance.now();
     const answer = await post(row.callback_url, allowList, config.CALLBACK_TIMEOUT_MS, body, {
@@ -59,6 +63,12 @@ export function callbackJobHandler(deps: CallbackJobDeps) {
     });
     const delivered = 'status' in answer && answer.status >= 200 && answer.status < 300;
     const gaveUp = !delivered && job.retryCount >= retryLimit;
+    if (paused) {
+      // The event is no end: the delivery record (and callback_status) belong to the end's callback.
+      if (delivered || gaveUp) return;
+      const why = 'status' in answer ? `HTTP ${answer.status}` : answer.error;
+      throw new Error(`paused callback attempt ${attempt} failed: ${why}`);
+    }
     await recordDeliveryAttempt(db, {
       executionId,
       attempt,

@@ -13,7 +13,7 @@ import {
   type WorkflowSchedulePayload,
 } from '../jobs/queues.ts';
 import { reconcileSchedules } from '../jobs/schedules.ts';
-import { callbackSender } from '../jobs/send-callbacks.ts';
+import { callbackSender, pausedCallbackSender } from '../jobs/send-callbacks.ts';
 import { executionStarter } from '../jobs/start-execution.ts';
 import type { Logger } from '../logger.ts';
 import { createStorage } from '../storage/index.ts';
@@ -109,6 +109,7 @@ export async function startRunner(deps: {
       ...(deps.retryDelay ? { retryDelay: deps.retryDelay } : {}),
       signal: shutdown.signal,
       sendCallbacks,
+      sendPausedCallback: pausedCallbackSender(boss, config),
       cancels,
       streamAsyncCommit: config.STREAM_EVENTS_ASYNC_COMMIT,
       heartbeatSeconds: config.QUEUE_HEARTBEAT_SECONDS,

@@ -25,7 +25,7 @@ import { deployedVersion } from '../db/workflows.ts';
 import { completeJobsStatement, type JobAttempt } from '../jobs/boss.ts';
 import { releaseSlots } from '../jobs/concurrency-slots.ts';
 import { QUEUES, type WorkflowExecutePayload } from '../jobs/queues.ts';
-import type { SendCallbacks } from '../jobs/send-callbacks.ts';
+import type { SendCallbacks, SendPausedCallback } from '../jobs/send-callbacks.ts';
 import type { Logger } from '../logger.ts';
 import type { RunnerSettings } from './blocks/block.ts';
 import type { CancelWatch } from './cancel-watch.ts';
@@ -34,6 +34,7 @@ import type { Embedders } from './embeddings/embedder.ts';
 import { executionCost } from './execution-cost.ts';
 import type { Definition } from './executor/definition.ts';
 import { executeWorkflow } from './executor/execute.ts';
+import type { PauseDetails } from './executor/park.ts';
 import type { RetryDelay } from './executor/retry.ts';
 import type { SettleLane } from './job-pump.ts';
 import type { FunctionPool } from './sandbox/pool.ts';
@@ -57,6 +58,8 @@ export interface WorkflowJobDeps {
   signal?: AbortSignal;
   /** Enqueues completion callbacks in the transaction that records the end. */
   sendCallbacks: SendCallbacks;
+  /** Enqueues a callback's `paused` event in the transaction that pauses the execution. */
+  sendPausedCallback?: SendPausedCallback;
   /** Tells of executions cancelled while they run; none: they run to the end. */
   cancels?: CancelWatch;
   /** STREAM_EVENTS_ASYNC_COMMIT: stream events commit without waiting for the disk. */
@@ -173,12 +176,21 @@ export function workflowJobHandler(deps: WorkflowJobDeps) {
   });
   // A parked execution lets go of its concurrency slot and its job in the transaction that parks it;
   // the sweeper (runner/park-sweeper.ts) sends it a new job when it is due.
-  const park = (id: string, attempt: number, until: Date, job: JobAttempt, limited: boolean) =>
+  const park = (
+    id: string,
+    attempt: number,
+    until: Date | null,
+    job: JobAttempt,
+    limited: boolean,
+    pause?: PauseDetails,
+    hasCallback?: boolean,
+  ) =>
     deps.settle(() =>
       db.transaction(async (tx) => {
         if (limited) await lockGroups(tx, [id]);
-        const parked = await parkExecution(tx, id, attempt, until);
+        const parked = await parkExecution(tx, id, attempt, until, pause);
         if (!parked) return false;
+        if (pause && hasCallback) await deps.sendPausedCallback?.(tx, id, pause.contextId);
         if (limited) await releaseSlots(deps.boss, tx, [id], deps.heartbeatSeconds);
         const { text, params } = await completeJobsStatement(deps.boss, queue, [job]);
         await tx.query(text, params);
@@ -249,8 +261,12 @@ export function workflowJobHandler(deps: WorkflowJobDeps) {
     ).finally(() => watched?.release());
     // A stream's reader ends it when the execution's end is recorded: every event goes first.
     await events?.drain();
-    if (result.parkedUntil && !watched?.cancelled()) {
-      if (await park(executionId, claim.attempt, result.parkedUntil, jobAttempt, limited)) return;
+    if ((result.parkedUntil || result.pause) && !watched?.cancelled()) {
+      const until = result.parkedUntil ?? null;
+      if (
+        await park(executionId, claim.attempt, until, jobAttempt, limited, result.pause, claim.has_callback)
+      )
+        return;
     }
     if (watched?.cancelled()) {
       await settleCancelled({

@@ -2,20 +2,23 @@
 // rate-limit token and is not refused at the spend limit, but its cost is still recorded. `get`
 // shows one execution whole (output, error, trace spans, cost); `list` pages a workspace's
 // executions whatever their state, filtered by workflow, status, trigger and creation time. `cancel`
-// stops a queued or processing one, as the public cancel endpoint does (jobs/cancel-execution.ts).
+// stops a queued, processing or paused one, as the public cancel endpoint does (jobs/cancel-execution.ts);
+// `resume` answers a paused one's approval, as POST /api/resume/… does (jobs/resume-execution.ts).
 import type { PgBoss } from 'pg-boss';
 import { z } from 'zod';
 import { ADMIN_ACTOR } from '../../db/audit-logs.ts';
 import { listExecutions } from '../../db/execution-lists.ts';
-import { type ExecutionCost, type ExecutionRow, getExecution } from '../../db/executions.ts';
-import { notFound } from '../../errors.ts';
+import { type ExecutionCost, type ExecutionRow, getExecution, pauseRecord } from '../../db/executions.ts';
+import { conflict, notFound } from '../../errors.ts';
+import { approvalLinks } from '../../jobs/approval-links.ts';
 import { executionCanceller } from '../../jobs/cancel-execution.ts';
+import { executionResumer } from '../../jobs/resume-execution.ts';
 import { executionStarter } from '../../jobs/start-execution.ts';
 import type { Span } from '../../runner/executor/trace.ts';
 import { triggerTarget } from '../trigger-target.ts';
 import { type AdminContext, procedure, router } from '../trpc.ts';
 
-const STATUSES = ['queued', 'processing', 'completed', 'failed', 'cancelled'] as const;
+const STATUSES = ['queued', 'processing', 'paused', 'completed', 'failed', 'cancelled'] as const;
 const instant = z.iso.datetime({ offset: true });
 
 // One starter per sender: it keeps the deployed versions it has read, and batches what arrives together.
@@ -39,7 +42,17 @@ function cancellerOf(ctx: AdminContext) {
   return cancel;
 }
 
-const toDetail = (r: ExecutionRow) => ({
+const resumers = new WeakMap<PgBoss, ReturnType<typeof executionResumer>>();
+function resumerOf(ctx: AdminContext) {
+  let resume = resumers.get(ctx.queue);
+  if (!resume) {
+    resume = executionResumer({ db: ctx.db, config: ctx.config, queue: ctx.queue });
+    resumers.set(ctx.queue, resume);
+  }
+  return resume;
+}
+
+const toDetail = (r: ExecutionRow, link: ReturnType<typeof approvalLinks>['url']) => ({
   id: r.id,
   workspaceId: r.workspace_id,
   workflowId: r.workflow_id,
@@ -60,6 +73,8 @@ const toDetail = (r: ExecutionRow) => ({
   cancelledBy: r.cancelled_by,
   // Parked (a long wait or retry delay): when a runner takes it up again (runner/park-sweeper.ts).
   resumeAt: r.status === 'processing' && r.resume_at ? r.resume_at.toISOString() : null,
+  // Paused (an approval waiting for a person): what it waits for, answered with `resume`.
+  pause: r.status === 'paused' && r.pause ? pauseRecord(r.workflow_id, r.id, r.pause, link) : null,
   durationMs: r.started_at && r.ended_at ? r.ended_at.getTime() - r.started_at.getTime() : null,
 });
 
@@ -96,12 +111,12 @@ export const executionsRouter = router({
     .query(async ({ ctx, input }) => {
       const row = await getExecution(ctx.db, input.id);
       if (!row) throw notFound('Execution');
-      return toDetail(row);
+      return toDetail(row, approvalLinks(ctx.config).url);
     }),
   cancel: procedure
     .meta({
       description:
-        'Cancel a queued or processing execution (a queued one never starts; a running one stops within a second); 409 once it finished',
+        'Cancel a queued, processing or paused execution (a queued one never starts; a running one stops within a second); 409 once it finished',
     })
     .input(z.object({ id: z.uuid() }))
     .mutation(async ({ ctx, input }) => {
@@ -116,6 +131,41 @@ export const executionsRouter = router({
             : 'recorded'
           : 'already_cancelled',
         cancelledAt: (fresh ? outcome.execution.cancelledAt : outcome.cancelledAt).toISOString(),
+      };
+    }),
+  resume: procedure
+    .meta({
+      description:
+        "Answer a paused execution's approval (approved true|false, data: its fields); 409 once it is no longer paused",
+    })
+    .input(
+      z.object({
+        id: z.uuid(),
+        approved: z.boolean(),
+        data: z.record(z.string(), z.unknown()).default({}),
+      }),
+    )
+    .mutation(async ({ ctx, input }) => {
+      const row = await getExecution(ctx.db, input.id);
+      if (!row) throw notFound('Execution');
+      if (row.status !== 'paused' || !row.pause)
+        throw conflict(`Execution is not paused (${row.status}): there is nothing to answer`);
+      const done = await resumerOf(ctx)({
+        workflowId: row.workflow_id,
+        executionId: row.id,
+        contextId: row.pause.contextId,
+        approved: input.approved,
+        data: input.data,
+        actor: ADMIN_ACTOR,
+        by: 'admin',
+      });
+      return {
+        executionId: done.executionId,
+        status: 'processing' as const,
+        approved: done.approved,
+        data: done.data,
+        by: done.by,
+        at: done.at,
       };
     }),
   list: procedure

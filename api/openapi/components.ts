@@ -24,6 +24,7 @@ export const EX = {
   requestId: '6f0d3c55-0b8a-4d0e-9a51-2f9e1d7c4b3a',
   time: '2026-01-15T09:30:00.000Z',
   later: '2026-01-15T09:30:00.412Z',
+  contextId: 'e4c7c8f9-e5a6-47de-b9a0-a5b6c7d8e9f5',
   reset: '2026-01-15T09:31:00.000Z',
 } as const;
 

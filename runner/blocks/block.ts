@@ -4,6 +4,7 @@ import type { z } from 'zod';
 import type { Queryable } from '../../db/client.ts';
 import type { ServiceError } from '../../errors.ts';
 import type { Embedders } from '../embeddings/embedder.ts';
+import type { PauseDetails } from '../executor/park.ts';
 import type { FunctionPool } from '../sandbox/pool.ts';
 
 export interface BlockContext {
@@ -38,6 +39,16 @@ export interface BlockContext {
    * park, the block's output once due being `output`; returns when the block should wait in-process.
    */
   park?(ms: number, output: unknown): void;
+  /**
+   * Set where the execution may park: pauses it for a person (runner/blocks/approval.ts); always
+   * throws. `timeout` is the block's output should `timeoutMs` pass without an answer.
+   */
+  pause?(request: {
+    message: string;
+    fields: PauseDetails['fields'];
+    timeoutMs: number | undefined;
+    timeout: unknown;
+  }): never;
   /** Set when the execution streams this block's model tokens: each text delta as it arrives. */
   onToken?: (chunk: string) => void;
   /** Runs another deployed workflow of the workspace as a child; resolves to its output. */

@@ -1,5 +1,6 @@
 // Every block type the executor knows, by type name.
 import { agentBlock } from './agent.ts';
+import { approvalBlock } from './approval.ts';
 import type { BlockType } from './block.ts';
 import { conditionBlock } from './condition.ts';
 import { functionBlock } from './function.ts';
@@ -26,5 +27,6 @@ export const BLOCK_TYPES: ReadonlyMap<string, BlockType<any>> = new Map(
     workflowBlock,
     tableBlock,
     knowledgeBlock,
+    approvalBlock,
   ].map((b) => [b.type, b]),
 );

@@ -10,7 +10,7 @@
 // parallels (`loop[2]/call`), and by the calling block inside a child workflow (`child>call`).
 import type { Queryable } from '../../db/client.ts';
 import type { BlockConfig } from '../blocks/block.ts';
-import type { PendingRetry } from './park.ts';
+import type { PauseDetails, PendingRetry } from './park.ts';
 import type { Span } from './trace.ts';
 
 export interface ModelUsage {
@@ -31,6 +31,8 @@ export interface Checkpoint {
   dueAt?: number;
   /** A parked retry: the block is not finished; it goes on with this attempt once due. */
   pending?: PendingRetry;
+  /** A paused approval: what it waits for; a resume replaces this checkpoint with the answer. */
+  pause?: PauseDetails;
 }
 
 export interface CheckpointStore {
@@ -70,6 +72,7 @@ export function needsCheckpoint(block: BlockConfig): boolean {
     case 'workflow':
     case 'knowledge':
     case 'wait':
+    case 'approval':
       return true;
     case 'table':
       return block.operation !== 'query';

@@ -3,23 +3,16 @@
 // references only to blocks that run before). Every problem names its path.
 import { z } from 'zod';
 import { type FieldIssue, ServiceError } from '../../errors.ts';
+import { APPROVAL_BRANCHES } from '../blocks/approval.ts';
 import type { BlockConfig, Edge, Graph } from '../blocks/block.ts';
 import { BLOCK_TYPES } from '../blocks/index.ts';
 import { checkConcurrencyKey, concurrencySchema } from './concurrency.ts';
+import { type InputSpec, inputSpec } from './inputs.ts';
 import { findReferences, LOOP_ROOTS } from './references.ts';
 import { RETRY_ON_TYPES, retrySchema } from './retry.ts';
 
 const BLOCK_ID = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
 const RESERVED_IDS = new Set(['start', 'loop', 'parallel', 'inputs', 'blocks', 'error']);
-
-const inputSpec = z
-  .object({
-    type: z.enum(['string', 'number', 'boolean', 'object', 'array', 'any']).default('any'),
-    required: z.boolean().default(false),
-    default: z.unknown().optional(),
-    description: z.string().max(1000).optional(),
-  })
-  .strict();
 
 const edgeSchema = z.object({ from: z.string(), to: z.string(), branch: z.string().optional() }).strict();
 const blockShape = z.looseObject({
@@ -41,7 +34,7 @@ export const definitionSchema = z
   })
   .strict();
 
-export type InputSpec = z.output<typeof inputSpec>;
+export type { InputSpec };
 export type Definition = z.output<typeof definitionSchema> & Graph;
 
 type Path = (string | number)[];
@@ -172,6 +165,16 @@ function checkBranches(graph: Graph, path: Path, issues: FieldIssue[]) {
   graph.edges.forEach((edge, i) => {
     const from = byId.get(edge.from);
     if (!from || edge.branch === undefined || edge.branch === 'error') return;
+    if (from.type === 'approval') {
+      if (!APPROVAL_BRANCHES.includes(edge.branch))
+        issues.push(
+          issue(
+            [...path, 'edges', i, 'branch'],
+            `"${edge.branch}" is not a branch of approval "${from.id}" (${APPROVAL_BRANCHES.join(', ')} or error)`,
+          ),
+        );
+      return;
+    }
     const branches =
       from.type === 'condition' && Array.isArray(from.branches) ? (from.branches as { id: string }[]) : [];
     if (!branches.some((b) => b.id === edge.branch)) {
@@ -180,7 +183,7 @@ function checkBranches(graph: Graph, path: Path, issues: FieldIssue[]) {
           [...path, 'edges', i, 'branch'],
           from.type === 'condition'
             ? `"${edge.branch}" is not a branch of condition "${from.id}"`
-            : `Only condition edges name a branch (or "error"); "${from.id}" is a ${from.type} block`,
+            : `Only condition and approval edges name a branch (or "error"); "${from.id}" is a ${from.type} block`,
         ),
       );
     }

@@ -3,6 +3,7 @@
 // a failure down `error` edges or fails the run; records a trace span per block (run-block.ts runs
 // each one); enforces the workflow's time limit.
 
+import { approvalBranch } from '../blocks/approval.ts';
 import type { BlockConfig, Edge, Graph } from '../blocks/block.ts';
 import { ParkSignal } from './park.ts';
 import {
@@ -57,7 +58,11 @@ export async function executeWorkflow(req: ExecutionRequest, deps: ExecutorDeps)
     return finish({ success: true, output: workflowOutput(req.definition, outputs) });
   } catch (err) {
     if (err instanceof ParkSignal && !signal.aborted)
-      return { ...finish({ success: false, error: err.message }), parkedUntil: new Date(err.dueAt) };
+      return {
+        ...finish({ success: false, error: err.message }),
+        ...(Number.isFinite(err.dueAt) ? { parkedUntil: new Date(err.dueAt) } : {}),
+        ...(err.pause ? { pause: err.pause } : {}),
+      };
     if (timedOut) return finish({ success: false, error: `Workflow timed out after ${timeoutMs} ms` });
     if (req.signal?.aborted) return finish({ success: false, error: 'Execution was cancelled' });
     return finish({ success: false, error: (err as Error).message });
@@ -113,6 +118,8 @@ async function runGraph(
   let failure: Error | null = null;
   // The earliest moment a parked block is due: the graph ends parked once nothing else runs.
   let parkedUntil: number | null = null;
+  // What the first paused approval waits for: the execution is then `paused`, not just parked.
+  let pause: ParkSignal['pause'];
 
   return new Promise((resolve, reject) => {
     const settleIfDone = () => {
@@ -120,7 +127,7 @@ async function runGraph(
       unlink();
       if (failure) reject(failure);
       else if (parent.aborted) reject(parent.reason);
-      else if (parkedUntil !== null) reject(new ParkSignal(parkedUntil));
+      else if (parkedUntil !== null) reject(new ParkSignal(parkedUntil, undefined, undefined, pause));
       else resolve(outputs);
     };
     const setEdges = (from: string, pick: (e: Edge) => boolean) => {
@@ -149,10 +156,7 @@ async function runGraph(
             roots.set(id, done.output);
             if (done.errored) setEdges(id, (e) => e.branch === 'error');
             else {
-              const selected =
-                block.type === 'condition'
-                  ? (done.output as { selected: string | null }).selected
-                  : undefined;
+              const selected = selectedBranch(block, done.output);
               setEdges(id, (e) => e.branch !== 'error' && (e.branch === undefined || e.branch === selected));
             }
           })
@@ -160,6 +164,7 @@ async function runGraph(
             if (err instanceof ParkSignal) {
               // Nothing downstream of a parked block starts; the other paths run on until they end or park.
               parkedUntil = Math.min(parkedUntil ?? err.dueAt, err.dueAt);
+              pause ??= err.pause;
             } else if (!failure && !parent.aborted) {
               failure =
                 err instanceof RunFailure ? err : new RunFailure(`Block "${id}" failed: ${err.message}`);
@@ -176,8 +181,7 @@ async function runGraph(
         .then((result) => {
           outputs.set(id, { output: result.output, order: outputs.size });
           roots.set(id, result.output);
-          const selected =
-            block.type === 'condition' ? (result.output as { selected: string | null }).selected : undefined;
+          const selected = selectedBranch(block, result.output);
           setEdges(id, (e) => e.branch !== 'error' && (e.branch === undefined || e.branch === selected));
         })
         .catch((err: Error) => {
@@ -203,4 +207,11 @@ async function runGraph(
     for (const block of graph.blocks) visit(block.id);
     settleIfDone();
   });
+}
+
+/** The branch a block's output selects (a condition's or an approval's); undefined: no branch. */
+function selectedBranch(block: BlockConfig, output: unknown): string | null | undefined {
+  if (block.type === 'condition') return (output as { selected: string | null }).selected;
+  if (block.type === 'approval') return approvalBranch(output);
+  return undefined;
 }

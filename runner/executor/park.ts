@@ -23,17 +23,40 @@ export interface PendingRetry {
   causes: string[];
 }
 
-/** Thrown by a block that parks the execution until `dueAt` (epoch ms). */
+/**
+ * What a paused execution waits for (an `approval` block, runner/blocks/approval.ts): the Job record
+ * shows it as `metadata.pause` (with the resume URL added), a resume answers it.
+ */
+export interface PauseDetails {
+  /** The approval block's id (its checkpoint key: only the top graph pauses). */
+  blockId: string;
+  /** Names this pause: a resume must name it (a later pause of the same execution gets another). */
+  contextId: string;
+  message: string;
+  /** What the approver sends back, typed like workflow inputs. */
+  fields: Record<string, { type: string; required: boolean; default?: unknown; description?: string }>;
+  pausedAt: string;
+  /** When the `timeout` branch is taken; null: never. */
+  expiresAt: string | null;
+}
+
+/**
+ * Thrown by a block that parks the execution until `dueAt` (epoch ms; Infinity: a pause without
+ * timeout, which only a resume or a cancel ends).
+ */
 export class ParkSignal extends Error {
   readonly dueAt: number;
   readonly pending: PendingRetry | undefined;
-  /** A parked `wait`: the block's output once due. */
+  /** A parked `wait`: the block's output once due (an approval's: its timeout output). */
   readonly output: unknown;
-  constructor(dueAt: number, pending?: PendingRetry, output?: unknown) {
-    super(`Parked until ${new Date(dueAt).toISOString()}`);
+  /** Set when the execution waits for a person (status `paused`). */
+  readonly pause: PauseDetails | undefined;
+  constructor(dueAt: number, pending?: PendingRetry, output?: unknown, pause?: PauseDetails) {
+    super(Number.isFinite(dueAt) ? `Parked until ${new Date(dueAt).toISOString()}` : 'Paused');
     this.name = 'ParkSignal';
     this.dueAt = dueAt;
     this.pending = pending;
     this.output = output;
+    this.pause = pause;
   }
 }

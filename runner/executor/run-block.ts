@@ -82,6 +82,9 @@ export async function checkpointed(
   let from: PendingRetry | undefined;
   if (saved) {
     // A takeover before the parked block is due (a crash after the park's checkpoint) parks again.
+    // A paused approval not yet answered (nor timed out) pauses again, with the same pause.
+    if (saved.pause && (saved.dueAt === undefined || saved.dueAt > nowMs(run)))
+      throw new ParkSignal(saved.dueAt ?? Number.POSITIVE_INFINITY, undefined, saved.output, saved.pause);
     if (saved.dueAt !== undefined && saved.dueAt > nowMs(run))
       throw new ParkSignal(saved.dueAt, saved.pending);
     run.cost.total += saved.cost;
@@ -111,8 +114,9 @@ export async function checkpointed(
           spans: [...own],
           cost: tally.total,
           models: tally.models,
-          dueAt: err.dueAt,
+          ...(Number.isFinite(err.dueAt) ? { dueAt: err.dueAt } : {}),
           ...(err.pending ? { pending: err.pending } : {}),
+          ...(err.pause ? { pause: err.pause } : {}),
         });
         throw err;
       }
@@ -204,7 +208,11 @@ async function runBlock(
   } catch (err) {
     if (err instanceof ParkSignal) {
       span.output = traceValue(err.output);
-      logs.push(`parked until ${new Date(err.dueAt).toISOString()}`);
+      logs.push(
+        err.pause
+          ? `paused for approval (context ${err.pause.contextId})${err.pause.expiresAt ? ` until ${err.pause.expiresAt}` : ''}`
+          : `parked until ${new Date(err.dueAt).toISOString()}`,
+      );
       throw err;
     }
     span.status = 'error';
@@ -245,6 +253,18 @@ function blockContext(
       ? {
           park(ms: number, output: unknown) {
             if (ms > PARK_AFTER_MS) throw new ParkSignal(nowMs(run) + ms, undefined, output);
+          },
+          pause({ message, fields, timeoutMs, timeout }): never {
+            const at = nowMs(run);
+            const dueAt = timeoutMs === undefined ? Number.POSITIVE_INFINITY : at + timeoutMs;
+            throw new ParkSignal(dueAt, undefined, timeout, {
+              blockId: block.id,
+              contextId: crypto.randomUUID(),
+              message,
+              fields,
+              pausedAt: new Date(at).toISOString(),
+              expiresAt: Number.isFinite(dueAt) ? new Date(dueAt).toISOString() : null,
+            });
           },
         }
       : {}),

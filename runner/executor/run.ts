@@ -6,6 +6,7 @@ import type { Embedders } from '../embeddings/embedder.ts';
 import type { FunctionPool } from '../sandbox/pool.ts';
 import type { CheckpointStore, ModelUsage } from './checkpoints.ts';
 import type { Definition } from './definition.ts';
+import type { PauseDetails } from './park.ts';
 import type { RetryDelay } from './retry.ts';
 import type { Span } from './trace.ts';
 
@@ -68,6 +69,8 @@ export interface ExecutionResult {
   endedAt: Date;
   /** Set when the run parked (runner/executor/park.ts): when it is due to go on. */
   parkedUntil?: Date;
+  /** Set when the run paused for a person (runner/blocks/approval.ts); parkedUntil is its timeout, if any. */
+  pause?: PauseDetails;
 }
 
 /** A failure that ends the run: the block that failed and why. */

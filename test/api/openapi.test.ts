@@ -30,8 +30,13 @@ const addFormats = ((addFormatsModule as unknown as { default?: AddFormats }).de
 type Json = any;
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'] as const;
-/** Routes that are not the API: the reference page itself and its script. */
-const NOT_API = new Set(['GET /docs', 'GET /docs/scalar.js']);
+/** Routes that are not the API: the reference page itself and its script; an approval link's HTML page. */
+const NOT_API = new Set([
+  'GET /docs',
+  'GET /docs/scalar.js',
+  'GET /approve/{executionId}/{contextId}',
+  'POST /approve/{executionId}/{contextId}',
+]);
 
 let svc: TestService;
 let tenant: Tenant;
@@ -426,6 +431,56 @@ describe('real answers fit the documented ones', () => {
       expect(res.status).toBe(status);
       expectDocumented('POST', CANCEL, res);
     }
+  });
+
+  it('paused executions: the job, the list, a resume and its errors', async () => {
+    const key = tenant.key;
+    const ws = tenant.workspace.id;
+    const RESUME = '/api/resume/{workflowId}/{executionId}/{contextId}';
+    const PAUSED = '/api/workflows/{id}/paused';
+    const wf = await deployWorkflow(svc.admin, ws, {
+      blocks: [
+        { id: 'ask', type: 'approval', message: 'Go?', fields: { n: { type: 'number', required: true } } },
+      ],
+    });
+    const started = await svc.call('POST', `/api/workflows/${wf}/execute`, { key, body: { async: true } });
+    let job: ApiResponse | undefined;
+    for (let i = 0; i < 400 && job?.body.status !== 'paused'; i++) {
+      job = await svc.call('GET', `/api/jobs/${started.body.taskId}`, { key });
+      if (job.body.status !== 'paused') await new Promise((r) => setTimeout(r, 25));
+    }
+    expect(job?.body.status).toBe('paused');
+    expectDocumented('GET', '/api/jobs/{jobId}', job as ApiResponse);
+    expectDocumented('GET', PAUSED, await svc.call('GET', `/api/workflows/${wf}/paused`, { key }));
+    expectDocumented(
+      'GET',
+      PAUSED,
+      await svc.call('GET', `/api/workflows/${wf}/paused`, { key, query: { limit: 0 } }),
+    );
+    expectDocumented(
+      'GET',
+      PAUSED,
+      await svc.call('GET', `/api/workflows/${crypto.randomUUID()}/paused`, { key }),
+    );
+    const url = job?.body.metadata.pause.resumeUrl as string;
+    for (const [res, status] of [
+      [await svc.call('POST', url, { key, body: { approved: true, data: { n: 'x' } } }), 400],
+      [await svc.call('POST', url, { key, body: {} }), 400],
+      [await svc.call('POST', url, { body: { approved: true } }), 401],
+      [await svc.call('POST', url, { key, body: { approved: true, data: { n: 1 } } }), 202],
+      [await svc.call('POST', url, { key, body: { approved: true, data: { n: 1 } } }), 409],
+      [
+        await svc.call('POST', `/api/resume/${wf}/${crypto.randomUUID()}/${crypto.randomUUID()}`, {
+          key,
+          body: { approved: true },
+        }),
+        404,
+      ],
+    ] as const) {
+      expect(res.status).toBe(status);
+      expectDocumented('POST', RESUME, res);
+    }
+    await pollJob(svc.call, key, started.body.taskId);
   });
 
   it('tables and rows, with their errors', async () => {

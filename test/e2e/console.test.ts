@@ -435,6 +435,36 @@ describe.skipIf(!browserHere)('the admin console in chromium', () => {
     expect((await svc.admin.executions.get.query({ id: run.executionId })).status).toBe('cancelled');
   }, 60_000);
 
+  it('shows a paused execution with Approve and Reject; Approve resumes it', async () => {
+    const wf = await svc.admin.workflows.create.mutate({
+      workspaceId,
+      name: 'Approver',
+      definition: {
+        blocks: [
+          { id: 'ask', type: 'approval', message: 'Ship it?', fields: { note: { type: 'string' } } },
+          { id: 'r', type: 'response', data: '<ask.data.note>' },
+        ],
+        edges: [{ from: 'ask', to: 'r', branch: 'approved' }],
+      },
+    });
+    await svc.admin.workflows.deploy.mutate({ id: wf.id });
+    const run = await svc.admin.executions.run.mutate({ workflowId: wf.id });
+    await go(`/executions/${run.executionId}`);
+    await page.locator('.page-head .badge', { hasText: 'paused' }).waitFor({ timeout: 30_000 });
+    expect(await page.locator('.card.pause .message').textContent()).toBe('Ship it?');
+    expect(await page.getByRole('button', { name: 'Reject', exact: true }).count()).toBe(1);
+    await page.getByLabel('Approval data').fill('{"note": "from the console"}');
+    await page.getByRole('button', { name: 'Approve', exact: true }).click();
+    await page.locator('.page-head .badge', { hasText: 'completed' }).waitFor({ timeout: 30_000 });
+    expect(await page.getByRole('button', { name: 'Approve', exact: true }).count()).toBe(0);
+    const done = await svc.admin.executions.get.query({ id: run.executionId });
+    expect(done.output).toBe('from the console');
+    expect(done.traceSpans.find((sp: { blockId: string }) => sp.blockId === 'ask')?.output).toMatchObject({
+      approved: true,
+      by: 'admin',
+    });
+  }, 60_000);
+
   it('shows the overview: the last hour by minute, the queues and the ingestion backlog', async () => {
     await go('/overview');
     await visible('figure.chart svg rect.bar.completed');

@@ -75,6 +75,7 @@ function realId(op: Operation, param: string): string {
   // A chunk id of the right shape (the fixture's document is pending: it has none).
   if (param === 'chunkId') return '1';
   if (param === 'workspaceId') return fx.workspaceId;
+  if (param === 'workflowId') return fx.workflowId;
   if (param === 'token') return 'no-such-webhook-token';
   if (param === 'jobId' || param === 'rowId') return '00000000-0000-4000-8000-000000000000';
   if (op.path.startsWith('/api/v1/knowledge/')) return fx.knowledgeBaseId;

@@ -594,6 +594,51 @@ describe('executions', () => {
       }
     });
   });
+
+  it('refuses metacharacters as the ids or field names of a resume with a 400, changing nothing; values are data', async () => {
+    const wf = await svc.admin.workflows.create.mutate({
+      workspaceId,
+      name: 'resume target',
+      definition: {
+        blocks: [
+          { id: 'ask', type: 'approval', message: 'ok?', fields: { note: { type: 'string' } } },
+          { id: 'r', type: 'response', data: '<ask.data.note>' },
+        ],
+        edges: [{ from: 'ask', to: 'r', branch: 'approved' }],
+      },
+    });
+    await svc.admin.workflows.deploy.mutate({ id: wf.id });
+    const started = await call('POST', `/api/workflows/${wf.id}/execute`, { async: true });
+    const executionId = started.body.taskId as string;
+    let pause: { contextId: string; resumeUrl: string } | undefined;
+    for (let i = 0; i < 400 && !pause; i++) {
+      pause = (await call('GET', `/api/jobs/${executionId}`)).body.metadata?.pause;
+      if (!pause) await new Promise((r) => setTimeout(r, 25));
+    }
+    if (!pause) throw new Error('the execution never paused');
+    const url = pause.resumeUrl;
+    await unchanged(async () => {
+      for (const evil of [...EVIL, ...NUL].filter((s) => s.isWellFormed())) {
+        const id = encodeURIComponent(evil);
+        const paths = [
+          `/api/resume/${id}/${executionId}/${pause.contextId}`,
+          `/api/resume/${wf.id}/${id}/${pause.contextId}`,
+          `/api/resume/${wf.id}/${executionId}/${id}`,
+        ];
+        for (const path of paths) expect400(await call('POST', path, { approved: true }), `resume ${path}`);
+        expect400(await call('POST', url, { approved: true, data: { [evil]: 'x' } }), `field name ${evil}`);
+        expect400(await call('GET', `/api/workflows/${id}/paused`), `paused list ${evil}`);
+      }
+    });
+    const evil = EVIL.join(' ');
+    expect((await call('POST', url, { approved: true, data: { note: evil } })).status).toBe(202);
+    let job: ApiResponse | undefined;
+    for (let i = 0; i < 400 && job?.body.status !== 'completed'; i++) {
+      job = await call('GET', `/api/jobs/${executionId}`);
+      if (job.body.status !== 'completed') await new Promise((r) => setTimeout(r, 25));
+    }
+    expect(job?.body.output).toBe(evil);
+  });
 });
 
 describe('workflows (v1)', () => {

@@ -52,6 +52,9 @@ function pathId(path: string, name: string, p: Place): string {
   if (name === 'tagName') return p.tagName;
   if (name === 'jobId') return p.executionId;
   if (name === 'executionId') return p.executionId;
+  // A resume names the workflow and a pause context (the place's execution is not paused: any id).
+  if (name === 'workflowId') return p.workflowId;
+  if (name === 'contextId') return p.executionId;
   if (name === 'id') {
     if (path.startsWith('/api/workflows/') || path.startsWith('/api/v1/workflows/')) return p.workflowId;
     if (path.startsWith('/api/v1/audit-logs/')) return p.auditLogId;

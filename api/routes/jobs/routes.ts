@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { authorizeResource } from '../../../db/access.ts';
 import { getExecution, jobAnswer } from '../../../db/executions.ts';
 import { notFound } from '../../../errors.ts';
+import { approvalLinks } from '../../../jobs/approval-links.ts';
 import type { ApiDeps } from '../../context.ts';
 import { ok } from '../../openapi/components.ts';
 import { errors } from '../../openapi/error-answers.ts';
@@ -22,7 +23,8 @@ export const getJobRoute = createRoute({
   description:
     'The state of an execution started with `async: true` (its `taskId`), or of any execution by id. ' +
     'Poll until `status` is `completed` (with `output`), `failed` (with `error`) or `cancelled` (with ' +
-    '`error` and `metadata.cancelledAt`, `metadata.cancelledBy`). Polls do not draw ' +
+    '`error` and `metadata.cancelledAt`, `metadata.cancelledBy`). A `paused` job waits for an approval: ' +
+    '`metadata.pause` says what it asks and where to answer (`resumeUrl` with a key, `approvalUrl` without). Polls do not draw ' +
     'from a rate-limit bucket; their X-RateLimit-* headers show the /api/v1 bucket.',
   request: { params: jobParams },
   responses: {
@@ -39,12 +41,13 @@ export const getJobRoute = createRoute({
 
 const uuid = z.uuid();
 
-export function jobRoutes({ db }: ApiDeps, guards: Guards) {
+export function jobRoutes({ db, config }: ApiDeps, guards: Guards) {
+  const links = approvalLinks(config);
   return new Router(guards, { rateLimited: true }).openapi(getJobRoute, async (c) => {
     const { jobId } = c.req.valid('param');
     const row = uuid.safeParse(jobId).success ? await getExecution(db, jobId) : null;
     if (!row) throw notFound('Job');
     await authorizeResource(db, c.get('principal'), row.workspace_id, 'read', 'Job');
-    return c.json(jobAnswer(row), 200);
+    return c.json(jobAnswer(row, links.url), 200);
   }).app;
 }

@@ -16,6 +16,44 @@ export const jobParams = z.object({
   }),
 });
 
+/** One field an approval asks for, declared like a workflow input. */
+const pauseField = z
+  .object({
+    type: z.string().meta({ description: '`string`, `number`, `boolean`, `object`, `array` or `any`' }),
+    required: z.boolean(),
+    default: z.unknown().optional(),
+    description: z.string().optional(),
+  })
+  .meta({ id: 'PauseField' });
+
+export const pauseSchema = z
+  .object({
+    blockId: z.string().meta({ description: 'The approval block that paused the execution' }),
+    contextId: z.uuid().meta({ description: 'Names this pause; a resume names it' }),
+    message: z.string().meta({ description: 'What the approver is asked' }),
+    fields: z.record(z.string(), pauseField).meta({
+      description: 'What the approver sends back as `data` with the answer, typed like workflow inputs',
+    }),
+    resumeUrl: z.string().meta({
+      description:
+        'Where a resume is POSTed with an API key: `/api/resume/{workflowId}/{executionId}/{contextId}`',
+    }),
+    approvalUrl: z
+      .string()
+      .optional()
+      .meta({
+        description:
+          'A signed, expiring, single-use link for a person without an API key: its page shows the message, a ' +
+          'form for the fields and Approve / Reject (`/approve/{executionId}/{contextId}?expires=…&signature=…`)',
+      }),
+    pausedAt: z.iso.datetime(),
+    expiresAt: z.iso.datetime().nullable().meta({
+      description:
+        'When the `timeout` branch is taken without an answer; null: the pause lasts until answered or cancelled',
+    }),
+  })
+  .meta({ id: 'Pause', description: 'Only while paused: what the execution waits for (an approval block)' });
+
 export const jobMetadata = z
   .object({
     startTime: z.iso
@@ -31,6 +69,7 @@ export const jobMetadata = z
       description:
         'Only while parked (a long `wait` or retry delay; status stays `processing`): when it is due to go on. No runner holds it meanwhile',
     }),
+    pause: pauseSchema.optional(),
     cancelledAt: z.iso
       .datetime()
       .optional()
@@ -43,9 +82,10 @@ export const jobMetadata = z
   })
   .meta({ id: 'JobMetadata' });
 
-export const jobStatus = z.enum(['queued', 'processing', 'completed', 'failed', 'cancelled']).meta({
+export const jobStatus = z.enum(['queued', 'processing', 'paused', 'completed', 'failed', 'cancelled']).meta({
   description:
-    '`queued` → `processing` → `completed` or `failed`; a queued or processing job may end `cancelled` instead',
+    '`queued` → `processing` → `completed` or `failed`; `processing` ⇄ `paused` while an approval block waits ' +
+    'for a person (`metadata.pause`); a queued, processing or paused job may end `cancelled` instead',
 });
 
 export const jobSchema = z

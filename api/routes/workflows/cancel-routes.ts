@@ -21,7 +21,7 @@ export const cancelExecutionRoute = createRoute({
   tags: ['Workflows'],
   summary: 'Cancel an execution',
   description:
-    'Stops a queued or running execution. A queued one never starts; a running one stops within a ' +
+    'Stops a queued, running or paused execution. A queued one never starts, a paused one never resumes; a running one stops within a ' +
     'second (HTTP and model calls are aborted, function code is stopped, loops, parallels and child ' +
     'workflows end with it). Its job turns `cancelled` at once (`metadata.cancelledAt`, ' +
     '`metadata.cancelledBy`); a sync caller waiting on it is answered `cancelled`; a completion ' +
@@ -77,7 +77,7 @@ export function cancelRoutes(deps: ApiDeps, guards: Guards) {
         cancelledAt: (fresh ? outcome.execution.cancelledAt : outcome.cancelledAt).toISOString(),
         redisAvailable: true,
         locallyAborted: false,
-        pausedCancelled: false,
+        pausedCancelled: fresh && outcome.execution.was === 'paused',
       },
       200,
     );

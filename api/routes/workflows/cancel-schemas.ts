@@ -31,7 +31,9 @@ export const cancelAnswer = z
     locallyAborted: z.boolean().meta({
       description: 'Always false: the runner holding the execution aborts it, not the API process',
     }),
-    pausedCancelled: z.boolean().meta({ description: 'Always false: no execution is paused here' }),
+    pausedCancelled: z.boolean().meta({
+      description: 'true when this request cancelled a paused execution (waiting for an approval)',
+    }),
   })
   .meta({ id: 'ExecutionCancelled', description: 'The outcome of a cancel' });
 

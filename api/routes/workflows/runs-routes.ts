@@ -35,7 +35,7 @@ export const listRunsRoute = createRoute({
   tags: ['Workflows'],
   summary: 'List runs',
   description:
-    "A workflow's executions in every state (queued, processing, completed, failed, cancelled), newest " +
+    "A workflow's executions in every state (queued, processing, paused, completed, failed, cancelled), newest " +
     'first, without inputs, output or trace (the log entry of a finished one has them: ' +
     '`GET /api/v1/logs/executions/{executionId}`). Cursor-paged: pass `nextCursor` as `cursor`; it is ' +
     'null on the last page. Read access to the workspace is enough.',

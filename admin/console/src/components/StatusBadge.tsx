@@ -10,6 +10,7 @@ const TONES: Record<string, string> = {
   revoked: 'bad',
   processing: 'busy',
   queued: 'wait',
+  paused: 'wait',
   pending: 'wait',
   disabled: 'off',
   draft: 'off',

@@ -1,8 +1,9 @@
 // One execution: its state and timings, the trace spans as a waterfall, and its inputs, output,
 // error and cost. Asks again every second while the execution is queued or running, when it also
-// offers to cancel it (admin `executions.cancel`).
+// offers to cancel it (admin `executions.cancel`); a paused one shows what its approval asks, with
+// Approve and Reject (admin `executions.resume`).
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import type { ReactNode } from 'react';
+import { type ReactNode, useState } from 'react';
 import type { Span } from '../../../../runner/executor/trace.ts';
 import { ErrorNotice } from '../components/ErrorNotice.tsx';
 import { JsonView } from '../components/JsonView.tsx';
@@ -25,7 +26,7 @@ export function Execution(props: { id: string }) {
     queryFn: () => trpc.executions.get.query({ id: props.id }),
     refetchInterval: (q) => {
       const status = q.state.data?.status;
-      return status === 'queued' || status === 'processing' ? 1000 : false;
+      return status === 'queued' || status === 'processing' ? 1000 : status === 'paused' ? 5000 : false;
     },
   });
   const e = execution.data;
@@ -34,7 +35,20 @@ export function Execution(props: { id: string }) {
     mutationFn: () => trpc.executions.cancel.mutate({ id: props.id }),
     onSettled: () => queryClient.invalidateQueries({ queryKey: ['executions.get', props.id] }),
   });
-  const running = e?.status === 'queued' || e?.status === 'processing';
+  const running = e?.status === 'queued' || e?.status === 'processing' || e?.status === 'paused';
+  const [answer, setAnswer] = useState('{}');
+  const resume = useMutation({
+    mutationFn: (approved: boolean) => {
+      let data: Record<string, unknown>;
+      try {
+        data = JSON.parse(answer || '{}');
+      } catch {
+        throw new Error('The data is not JSON');
+      }
+      return trpc.executions.resume.mutate({ id: props.id, approved, data });
+    },
+    onSettled: () => queryClient.invalidateQueries({ queryKey: ['executions.get', props.id] }),
+  });
   const workflow = useQuery({
     queryKey: ['workflows.get', e?.workflowId],
     queryFn: () => trpc.workflows.get.query({ id: e?.workflowId as string }),
@@ -94,6 +108,46 @@ export function Execution(props: { id: string }) {
               <Fact label="Cost">{cost?.total !== undefined ? usd(cost.total) : '–'}</Fact>
             </dl>
           </div>
+          {e.pause ? (
+            <div className="card pause">
+              <h2>Waiting for approval</h2>
+              <p className="message">{e.pause.message}</p>
+              <dl className="facts">
+                <Fact label="Block">{e.pause.blockId}</Fact>
+                <Fact label="Paused">{dateTime(e.pause.pausedAt)}</Fact>
+                <Fact label="Times out">{e.pause.expiresAt ? dateTime(e.pause.expiresAt) : 'never'}</Fact>
+              </dl>
+              {Object.keys(e.pause.fields).length ? (
+                <label>
+                  Data (JSON; fields:{' '}
+                  {Object.entries(e.pause.fields)
+                    .map(([n, f]) => `${n}: ${f.type}${f.required ? ' *' : ''}`)
+                    .join(', ')}
+                  )
+                  <textarea
+                    aria-label="Approval data"
+                    rows={3}
+                    value={answer}
+                    onChange={(ev) => setAnswer(ev.target.value)}
+                  />
+                </label>
+              ) : null}
+              <div className="actions">
+                <button type="button" disabled={resume.isPending} onClick={() => resume.mutate(true)}>
+                  Approve
+                </button>
+                <button
+                  type="button"
+                  className="danger"
+                  disabled={resume.isPending}
+                  onClick={() => resume.mutate(false)}
+                >
+                  Reject
+                </button>
+              </div>
+              <ErrorNotice error={resume.error} title="Could not answer the approval" />
+            </div>
+          ) : null}
           <div className="card">
             <h2>Timeline</h2>
             <Waterfall spans={e.traceSpans as Span[]} />

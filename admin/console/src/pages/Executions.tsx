@@ -10,7 +10,7 @@ import { Link, navigate, useLocation } from '../router.tsx';
 import { type Inputs, trpc } from '../trpc.ts';
 import { useWorkspace } from '../workspace.tsx';
 
-const STATUSES = ['queued', 'processing', 'completed', 'failed', 'cancelled'] as const;
+const STATUSES = ['queued', 'processing', 'paused', 'completed', 'failed', 'cancelled'] as const;
 type Status = (typeof STATUSES)[number];
 const TRIGGERS = ['api', 'manual', 'schedule', 'webhook', 'mcp', 'workflow'];
 const PAGE = 25;
