@@ -31,6 +31,8 @@ let base: string;
 const hits = new Map<string, number>();
 // biome-ignore lint/suspicious/noExplicitAny: callback bodies are read as JSON
 const callbacks: { path: string; body: any }[] = [];
+/** Requests to `/hold…` are answered only when the test lets them go. */
+const held: (() => void)[] = [];
 
 async function until<T>(probe: () => Promise<T | undefined>, what: string): Promise<T> {
   for (let i = 0; i < 800; i++) {
@@ -50,6 +52,10 @@ beforeAll(async () => {
       body += c;
     });
     req.on('end', () => {
+      if (key.startsWith('/hold')) {
+        held.push(() => res.end('{}'));
+        return;
+      }
       if (req.method === 'POST') callbacks.push({ path: key, body: JSON.parse(body) });
       res.setHeader('content-type', 'application/json');
       res.end(JSON.stringify({ hit: key }));
@@ -305,6 +311,45 @@ describe('approval blocks', () => {
     const done = await pollJob(svc.call, tenant.key, id);
     expect(done.body.status).toBe('failed');
     expect(done.body.error).toMatch(/cannot run inside a loop/);
+  });
+
+  it('an answered execution of a full concurrency group waits queued for its slot', async () => {
+    const wf = await deployWorkflow(svc.admin, tenant.workspace.id, {
+      blocks: [
+        { id: 'before', type: 'http', url: `${base}/<start.path>` },
+        { id: 'ask', type: 'approval', message: 'Go on?' },
+        { id: 'after', type: 'http', url: `${base}/after?<start.path>` },
+      ],
+      edges: [
+        { from: 'before', to: 'ask' },
+        { from: 'ask', to: 'after', branch: 'approved' },
+      ],
+      inputs: { path: { type: 'string', required: true } },
+      concurrency: { limit: 1 },
+    });
+    const first = await start(wf, { path: 'answer-first' });
+    const { pause } = (await paused(first)).metadata;
+    // The pause let go of the only slot: the second takes it and holds it.
+    const second = await start(wf, { path: 'hold-second' });
+    await until(async () => (held.length > 0 ? true : undefined), 'the second to hold its slot');
+    expect((await resume(pause, { approved: true })).status).toBe(202);
+    await until(async () => {
+      const open = await svc.db.query<{ n: number }>(
+        `select count(*)::int as n from pgboss.job where data->>'executionId' = $1 and state < 'completed'`,
+        [first],
+      );
+      return open[0]?.n === 0 ? true : undefined;
+    }, 'the first to find its group full');
+    expect((await job(first)).body.status).toBe('queued');
+    expect(hits.get('/after?answer-first')).toBeUndefined();
+    // The second reaches its own approval: its pause frees the slot, and the first takes it.
+    for (const release of held.splice(0)) release();
+    const secondPause = (await paused(second)).metadata.pause;
+    expect((await pollJob(svc.call, tenant.key, first)).body.status).toBe('completed');
+    expect(hits.get('/after?answer-first')).toBe(1);
+    expect((await resume(secondPause, { approved: false })).status).toBe(202);
+    expect((await pollJob(svc.call, tenant.key, second)).body.status).toBe('completed');
+    expect(hits.get('/answer-first')).toBe(1);
   });
 
   it("the paused list and the resume are the workspace's only", async () => {
