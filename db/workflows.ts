@@ -2,7 +2,7 @@
 // deployed version, never the draft. Every definition stored is a valid one: its callers parse it
 // (runner/executor/definition.ts) before it is stored, and hand the parser in where a stored one is
 // checked again, so this store knows only the shape it reads back.
-import { conflict, invalidField, notFound, ServiceError } from '../errors.ts';
+import { conflict, notFound, ServiceError } from '../errors.ts';
 import { type Actor, recordAudit } from './audit-logs.ts';
 import type { Queryable } from './client.ts';
 import { hasFolder } from './folders.ts';
@@ -151,14 +151,21 @@ export async function insertWorkflow(
   return { id };
 }
 
-const noSuchFolder = () => invalidField('folderId', 'No workflow folder with this id in the workspace');
+// A 404, as for any id out of reach (another workspace's folder reads as missing), whose details name
+// the field the id came from, since the request's own target (workspace or workflow) was found.
+const noSuchFolder = () =>
+  new ServiceError(404, 'Folder not found', {
+    details: [
+      { code: 'custom', path: ['folderId'], message: 'No workflow folder with this id in the workspace' },
+    ],
+  });
 
-/** A 400 naming folderId unless the workspace has that workflow folder (a file folder does not count). */
+/** A 404 naming folderId unless the workspace has that workflow folder (a file folder does not count). */
 export async function requireWorkflowFolder(db: Queryable, workspaceId: string, folderId: string) {
   if (!(await hasFolder(db, workspaceId, folderId, 'workflow'))) throw noSuchFolder();
 }
 
-/** Runs a write that sets a folder: a folder deleted since it was checked is the same 400 (its key refuses it). */
+/** Runs a write that sets a folder: a folder deleted since it was checked is the same 404 (its key refuses it). */
 async function inFolder<T>(write: () => Promise<T>): Promise<T> {
   try {
     return await write();

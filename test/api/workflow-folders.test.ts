@@ -1,7 +1,7 @@
 // Workflow folders through the public API and the admin plane: create, import and move into a
 // folder, list by folder, the folder shown on get and export; a folder of another workspace, a file
-// folder or a missing one refused with a 400 naming folderId (or, for the list filter, a 404) that
-// changes nothing; and deleting a folder that holds workflows: they move to the top, still deployed.
+// folder or a missing one refused with a 404 whose details name folderId, changing nothing; and
+// deleting a folder that holds workflows: they move to the top, still deployed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createTenant,
@@ -46,7 +46,7 @@ const get = async (id: string) =>
 const countWorkflows = async () =>
   Number((await svc.db.query<{ n: string }>('select count(*) as n from workflows'))[0]?.n);
 const noFolder = {
-  error: 'Invalid request',
+  error: 'Folder not found',
   details: [
     { code: 'custom', path: ['folderId'], message: 'No workflow folder with this id in the workspace' },
   ],
@@ -121,23 +121,23 @@ describe('workflows in folders (public API)', () => {
     const before = await countWorkflows();
     for (const bad of [elsewhere, strangers, files, missing]) {
       const created = await create({ workspaceId: ws, folderId: bad });
-      expect(created.status).toBe(400);
+      expect(created.status).toBe(404);
       expect(created.body).toEqual(noFolder);
       const imported = await svc.call('POST', '/api/v1/workflows/import', {
         key: tenant.key,
         body: { workspaceId: ws, workflow: definition, folderId: bad },
       });
-      expect(imported.status).toBe(400);
+      expect(imported.status).toBe(404);
       expect(imported.body).toEqual(noFolder);
       const updated = await svc.call('PUT', `/api/v1/workflows/${w.id}`, {
         key: tenant.key,
         body: { name: 'Changed', folderId: bad },
       });
-      expect(updated.status).toBe(400);
+      expect(updated.status).toBe(404);
       expect(updated.body).toEqual(noFolder);
       const listed = await list({ workspaceId: ws, folderId: bad });
       expect(listed.status).toBe(404);
-      expect(listed.body.error).toBe('Folder not found');
+      expect(listed.body).toEqual(noFolder);
     }
     const notUuid = await create({ workspaceId: ws, folderId: 'ops' });
     expect(notUuid.status).toBe(400);
@@ -173,7 +173,7 @@ describe('deleting a folder that holds workflows', () => {
     expect((await svc.admin.folders.list.query({ workspaceId: ws })).map((f) => f.name)).toEqual(['Keep']);
     // The deleted folder is gone for every route that takes one.
     expect((await list({ workspaceId: ws, folderId: parent })).status).toBe(404);
-    expect((await create({ workspaceId: ws, folderId: child })).status).toBe(400);
+    expect((await create({ workspaceId: ws, folderId: child })).status).toBe(404);
     const [audit] = await svc.db.query<{ metadata: Record<string, unknown> }>(
       `select metadata from audit_logs where action = 'folder.deleted' and resource_id = $1`,
       [parent],
@@ -206,7 +206,7 @@ describe('admin plane', () => {
     const moved = await svc.admin.workflows.update.mutate({ id: created.id, folderId: null });
     expect(moved.folderId).toBeNull();
     await expect(svc.admin.workflows.update.mutate({ id: created.id, folderId: docs })).rejects.toThrow(
-      'Invalid request',
+      'Folder not found',
     );
     expect(
       (await svc.admin.folders.list.query({ workspaceId: ws, kind: 'workflow' })).map((f) => f.id),

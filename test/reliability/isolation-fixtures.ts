@@ -24,6 +24,8 @@ export interface Place {
   rowId: string;
   fileId: string;
   folderId: string;
+  /** A workflow folder (the workflow routes take folderId: a file folder is not one). */
+  workflowFolderId: string;
   knowledgeBaseId: string;
   documentId: string;
 }
@@ -97,6 +99,11 @@ async function furnish(
   });
   ok(row);
   const folder = await svc.admin.folders.create.mutate({ workspaceId, name: `folder ${marker}` });
+  const workflowFolder = await svc.admin.folders.create.mutate({
+    workspaceId,
+    name: `flows ${marker}`,
+    kind: 'workflow',
+  });
   const file = await upload(svc, key, {
     workspaceId,
     name: `${marker}.txt`,
@@ -131,6 +138,7 @@ async function furnish(
     rowId: row.body.data.row.id as string,
     fileId: file.body.data.file.id as string,
     folderId: (folder as { id: string }).id,
+    workflowFolderId: workflowFolder.id,
     knowledgeBaseId: kb.id as string,
     documentId,
   };
@@ -219,6 +227,7 @@ export function idsOf(p: Place): string[] {
     p.rowId,
     p.fileId,
     p.folderId,
+    p.workflowFolderId,
     p.knowledgeBaseId,
     p.documentId,
   ];

@@ -60,7 +60,8 @@ function pathId(path: string, name: string, p: Place): string {
 }
 
 /** Query parameters that name resources, filled with the place's ids (the rest are left out). */
-function queryId(name: string, p: Place): string | undefined {
+function queryId(name: string, p: Place, path = ''): string | undefined {
+  if (name === 'folderId' && path.startsWith('/api/v1/workflows')) return p.workflowFolderId;
   return (
     {
       workflowIds: p.workflowId,
@@ -88,6 +89,7 @@ function fillBody(body: Json, ws: Place, res: Place, org: string | undefined): J
     if (k === 'workspaceId') out[k] = ws.workspaceId;
     else if (k === 'knowledgeBaseIds') out[k] = [res.knowledgeBaseId];
     else if (k === 'rowIds') out[k] = [res.rowId];
+    else if (k === 'folderId') out[k] = res.workflowFolderId; // only the workflow routes take one in a body
     else out[k] = fillBody(v, ws, res, org);
   }
   if (org && body.name !== undefined && 'skipDefaultWorkflow' in body) out.organizationId = org;
@@ -127,7 +129,7 @@ function buildProbe(
       const id = param.name === 'workspaceId' ? ws.workspaceId : pathId(o.path, param.name, res);
       path = path.replace(`{${param.name}}`, id);
     } else if (param.in === 'query') {
-      const value = param.name === 'workspaceId' ? ws.workspaceId : queryId(param.name, res);
+      const value = param.name === 'workspaceId' ? ws.workspaceId : queryId(param.name, res, o.path);
       if (value !== undefined) url.searchParams.set(param.name, value);
     }
   }

@@ -116,18 +116,18 @@ const BAD_DEFINITION = {
   details: [{ code: 'custom', path: ['definition', 'edges', 0, 'to'], message: 'Unknown block "dne"' }],
 };
 const NOT_FOUND = 'Workflow not found';
-const NO_FOLDER = invalid(
-  ['folderId'],
-  'No workflow folder with this id in the workspace',
-  'custom',
-  'Invalid request',
-);
+const NO_FOLDER = {
+  error: 'Folder not found',
+  details: [
+    { code: 'custom', path: ['folderId'], message: 'No workflow folder with this id in the workspace' },
+  ],
+};
 const WORKFLOW_ID_400 = invalid(['workflowId'], 'Must be a UUID', 'invalid_format');
 
 export const listErrors: ErrorCases = {
   400: [invalid(['cursor'], 'Not a cursor returned by this endpoint', 'custom', 'Invalid request')],
   403: READ_DENIED,
-  404: ['Workspace not found', 'Folder not found'],
+  404: ['Workspace not found', NO_FOLDER],
 };
 export const getErrors: ErrorCases = {
   400: WORKFLOW_ID_400,
@@ -135,14 +135,14 @@ export const getErrors: ErrorCases = {
   404: NOT_FOUND,
 };
 export const createErrors: ErrorCases = {
-  400: [BAD_DEFINITION, invalid(['name'], 'Required', 'invalid_type', 'Invalid request body'), NO_FOLDER],
+  400: [BAD_DEFINITION, invalid(['name'], 'Required', 'invalid_type', 'Invalid request body')],
   403: WRITE_DENIED,
-  404: 'Workspace not found',
+  404: ['Workspace not found', NO_FOLDER],
 };
 export const writeErrors: ErrorCases = {
-  400: [WORKFLOW_ID_400, BAD_DEFINITION, NO_FOLDER],
+  400: [WORKFLOW_ID_400, BAD_DEFINITION],
   403: RESOURCE_WRITE_DENIED,
-  404: NOT_FOUND,
+  404: [NOT_FOUND, NO_FOLDER],
 };
 export const undeployErrors: ErrorCases = {
   400: WORKFLOW_ID_400,

@@ -4,10 +4,14 @@
 // key rules (workspace vs personal keys, allowPersonalApiKeys) are those of db/access.ts.
 import { createRoute } from '@hono/zod-openapi';
 import { authorizeWorkspace } from '../../../db/access.ts';
-import { requireFolder } from '../../../db/folders.ts';
 import { archiveWorkflow } from '../../../db/workflow-archive.ts';
 import { listWorkflowPage } from '../../../db/workflow-pages.ts';
-import { createWorkflow, updateWorkflow, type Workflow } from '../../../db/workflows.ts';
+import {
+  createWorkflow,
+  requireWorkflowFolder,
+  updateWorkflow,
+  type Workflow,
+} from '../../../db/workflows.ts';
 import { parseDefinition } from '../../../runner/executor/definition.ts';
 import type { ApiDeps } from '../../context.ts';
 import { API_RATE_LIMITED, jsonBody, ok } from '../../openapi/components.ts';
@@ -173,7 +177,7 @@ export function v1WorkflowRoutes({ db }: ApiDeps, guards: Guards) {
     .openapi(listWorkflowsRoute, async (c) => {
       const q = c.req.valid('query');
       await authorizeWorkspace(db, c.get('principal'), q.workspaceId, 'read');
-      if (q.folderId) await requireFolder(db, q.workspaceId, q.folderId, 'workflow');
+      if (q.folderId) await requireWorkflowFolder(db, q.workspaceId, q.folderId);
       const page = await listWorkflowPage(db, { ...q, deployedOnly: q.deployedOnly === 'true' });
       return c.json({ success: true as const, ...page }, 200);
     })

@@ -21,7 +21,8 @@ export const listWorkflowsQuery = withFieldDocs(
   {
     workspaceId: { description: 'The workspace whose workflows to list', example: EX.workspaceId },
     folderId: {
-      description: 'Only the workflows in this workflow folder (a 404 when the workspace has no such folder)',
+      description:
+        'Only the workflows in this workflow folder (a 404 naming folderId when the workspace has no such folder)',
       example: EX.folderId,
     },
     deployedOnly: { description: '`true`: only workflows with a deployed version', example: 'false' },
@@ -33,7 +34,7 @@ export const listWorkflowsQuery = withFieldDocs(
 const name = z.string().trim().min(1).max(200).meta({ description: 'The name', example: 'Greet' });
 const description = z.string().max(2000).meta({ description: 'What it does', example: 'Says hello' });
 const folderId = z.uuid().meta({
-  description: 'A workflow folder of the workspace (a 400 naming folderId when there is no such folder)',
+  description: 'A workflow folder of the workspace (a 404 naming folderId when it has no such folder)',
   example: EX.folderId,
 });
 const definition = z
