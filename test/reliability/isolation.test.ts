@@ -89,7 +89,8 @@ function fillBody(body: Json, ws: Place, res: Place, org: string | undefined): J
     if (k === 'workspaceId') out[k] = ws.workspaceId;
     else if (k === 'knowledgeBaseIds') out[k] = [res.knowledgeBaseId];
     else if (k === 'rowIds') out[k] = [res.rowId];
-    else if (k === 'folderId') out[k] = res.workflowFolderId; // only the workflow routes take one in a body
+    // Only the workflow routes take a folderId in a body.
+    else if (k === 'folderId') out[k] = res.workflowFolderId;
     else out[k] = fillBody(v, ws, res, org);
   }
   if (org && body.name !== undefined && 'skipDefaultWorkflow' in body) out.organizationId = org;
