@@ -2,8 +2,8 @@
 // required, unique), and changing one (rename, required, unique), each refusal a 400 naming the
 // rows and leaving the table exactly as it was; who may do it. Type changes and select columns are
 // tested in tables-conversions, races in tables-column-races.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addPerson, startTestService, type Tenant, type TestService } from '../helpers/service.ts';
+import { describe, expect, it } from 'vitest';
+import { addPerson, type Tenant, type TestService } from '../helpers/service.ts';
 import {
   type ColumnsApi,
   columnsApi,
@@ -21,6 +21,7 @@ import {
   roomyTenant,
   type TablesApi,
   tablesApi,
+  useTablesService,
 } from './tables-helpers.ts';
 
 let svc: TestService;
@@ -28,13 +29,10 @@ let tenant: Tenant;
 let api: TablesApi;
 let cols: ColumnsApi;
 
-beforeAll(async () => {
-  svc = await startTestService();
-  tenant = await roomyTenant(svc);
-  api = tablesApi(svc, tenant.key, tenant.workspace.id);
+useTablesService((t) => {
+  ({ svc, tenant, api } = t);
   cols = columnsApi(svc, tenant.key, tenant.workspace.id);
 });
-afterAll(() => svc.close());
 
 const EMAIL = { name: 'email', type: 'string', required: true, unique: true };
 const col = (name: string, type = 'string', more: Record<string, unknown> = {}) => ({

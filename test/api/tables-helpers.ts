@@ -1,8 +1,14 @@
 // What the table tests share: the table endpoints called as one caller in one workspace, tenants
 // whose /api/v1 bucket stays out of the way, and the shape checks of answers and 400 details.
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import type { QuotaOverrides } from '../../db/plans.ts';
-import { type ApiResponse, createTenant, type Tenant, type TestService } from '../helpers/service.ts';
+import {
+  type ApiResponse,
+  createTenant,
+  startTestService,
+  type Tenant,
+  type TestService,
+} from '../helpers/service.ts';
 
 type Body = Record<string, unknown>;
 
@@ -60,6 +66,27 @@ export async function roomyTenant(svc: TestService, overrides: QuotaOverrides = 
     ...overrides,
   });
   return tenant;
+}
+
+/** What a table test file works with: its service, a roomy tenant, and the tables API as that tenant. */
+export interface TablesService {
+  svc: TestService;
+  tenant: Tenant;
+  api: TablesApi;
+}
+
+/**
+ * The preamble of a table test file: before its tests, a service, a roomy tenant and the tables API
+ * as that tenant, handed to `ready` (which may set up more); after them, the service closed.
+ */
+export function useTablesService(ready: (t: TablesService) => void | Promise<void>): void {
+  let svc: TestService | undefined;
+  beforeAll(async () => {
+    svc = await startTestService();
+    const tenant = await roomyTenant(svc);
+    await ready({ svc, tenant, api: tablesApi(svc, tenant.key, tenant.workspace.id) });
+  });
+  afterAll(() => svc?.close());
 }
 
 let n = 0;

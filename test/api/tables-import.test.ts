@@ -2,8 +2,8 @@
 // cells read by column type, RFC 4180 quoting, mode all (all or nothing, the first bad rows named by
 // line) and mode skip (the good rows in, the bad reported), the row cap and unique values. Who may
 // import, the upload itself, retries and a 100 MB file are in tables-import-upload.test.ts.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, type Tenant, type TestService } from '../helpers/service.ts';
+import { describe, expect, it } from 'vitest';
+import type { Tenant, TestService } from '../helpers/service.ts';
 import { csvOf, type ImportOptions, importCsv } from './tables-csv-helpers.ts';
 import {
   allRows,
@@ -17,18 +17,16 @@ import {
   type TablesApi,
   tableAudits,
   tablesApi,
+  useTablesService,
 } from './tables-helpers.ts';
 
 let svc: TestService;
 let tenant: Tenant;
 let api: TablesApi;
 
-beforeAll(async () => {
-  svc = await startTestService();
-  tenant = await roomyTenant(svc);
-  api = tablesApi(svc, tenant.key, tenant.workspace.id);
+useTablesService((t) => {
+  ({ svc, tenant, api } = t);
 });
-afterAll(() => svc.close());
 
 const people = () => makeTable(api, PEOPLE);
 /** An import by the tenant's owner into its workspace. */

@@ -1,9 +1,8 @@
 // Rows of a table through the API: inserting one row or a batch (values checked against the schema,
 // all or nothing, unique columns, the row cap), querying, reading and deleting rows; rowCount always
 // equal to the rows there are. Bulk update and upsert are in tables-updates.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Tenant, TestService } from '../helpers/service.ts';
-import { startTestService } from '../helpers/service.ts';
 import {
   expectError,
   expectIssues,
@@ -14,18 +13,16 @@ import {
   roomyTenant,
   type TablesApi,
   tablesApi,
+  useTablesService,
 } from './tables-helpers.ts';
 
 let svc: TestService;
 let tenant: Tenant;
 let api: TablesApi;
 
-beforeAll(async () => {
-  svc = await startTestService();
-  tenant = await roomyTenant(svc);
-  api = tablesApi(svc, tenant.key, tenant.workspace.id);
+useTablesService((t) => {
+  ({ svc, tenant, api } = t);
 });
-afterAll(() => svc.close());
 
 const people = () => makeTable(api, PEOPLE);
 
