@@ -3,27 +3,18 @@
 // type change, no row misses a default or keeps an old name, and a unique column ends up unique
 // with its slots exact. (On PGlite the requests run one after another; on Postgres they truly race.)
 import { describe, expect, it } from 'vitest';
-import type { Tenant, TestService } from '../helpers/service.ts';
-import { type ColumnsApi, columnsApi, expectSlotsExact, insertMany } from './columns-helpers.ts';
+import { columnsApi, expectSlotsExact, insertMany } from './columns-helpers.ts';
 import {
   allRows,
   expectIssues,
   expectOk,
   expectRowCount,
   makeTable,
-  type TablesApi,
   useTablesService,
 } from './tables-helpers.ts';
 
-let svc: TestService;
-let tenant: Tenant;
-let api: TablesApi;
-let cols: ColumnsApi;
-
-useTablesService((t) => {
-  ({ svc, tenant, api } = t);
-  cols = columnsApi(svc, tenant.key, tenant.workspace.id);
-});
+const { svc, api, apiOf } = useTablesService();
+const cols = apiOf(columnsApi);
 
 const ok = (r: { status: number }) => r.status === 200;
 

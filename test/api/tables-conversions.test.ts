@@ -5,27 +5,18 @@
 import { describe, expect, it } from 'vitest';
 import { tableBlock } from '../../runner/blocks/table.ts';
 import { blockContext } from '../helpers/block-context.ts';
-import type { Tenant, TestService } from '../helpers/service.ts';
-import { type ColumnsApi, columnsApi, expectSlotsExact, insertMany, storedTable } from './columns-helpers.ts';
+import { columnsApi, expectSlotsExact, insertMany, storedTable } from './columns-helpers.ts';
 import {
   allRows,
   expectError,
   expectIssues,
   expectOk,
   makeTable,
-  type TablesApi,
   useTablesService,
 } from './tables-helpers.ts';
 
-let svc: TestService;
-let tenant: Tenant;
-let api: TablesApi;
-let cols: ColumnsApi;
-
-useTablesService((t) => {
-  ({ svc, tenant, api } = t);
-  cols = columnsApi(svc, tenant.key, tenant.workspace.id);
-});
+const { svc, tenant, api, apiOf } = useTablesService();
+const cols = apiOf(columnsApi);
 
 type Value = unknown;
 

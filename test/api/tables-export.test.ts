@@ -3,7 +3,7 @@
 // takes it, paging through a table of several pages in position order, the download's headers, who
 // may export, and an export imported back into another table giving the same rows.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { addPerson, createTenant, type Tenant, type TestService } from '../helpers/service.ts';
+import { addPerson, createTenant } from '../helpers/service.ts';
 import { csvOf, exportRows, importCsv } from './tables-csv-helpers.ts';
 import {
   allRows,
@@ -12,19 +12,12 @@ import {
   expectOk,
   makeTable,
   PEOPLE,
-  type TablesApi,
   tableAudits,
   tablesApi,
   useTablesService,
 } from './tables-helpers.ts';
 
-let svc: TestService;
-let tenant: Tenant;
-let api: TablesApi;
-
-useTablesService((t) => {
-  ({ svc, tenant, api } = t);
-});
+const { svc, tenant, api } = useTablesService();
 
 const ws = () => tenant.workspace.id;
 const people = (name?: string) => makeTable(api, PEOPLE, name);

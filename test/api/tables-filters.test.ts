@@ -1,10 +1,9 @@
 // Filters over rows, per column type and operator: each case selects exactly the expected rows,
 // both in a bulk update (PUT rows, which answers the ids it updated) and in a query. Filters that
 // name unknown columns or operators, or give operands of the wrong type, are 400s naming them.
-import { describe, expect, it } from 'vitest';
-import { expectIssues, expectOk, makeTable, type TablesApi, useTablesService } from './tables-helpers.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { expectIssues, expectOk, makeTable, useTablesService } from './tables-helpers.ts';
 
-let api: TablesApi;
 let tableId: string;
 let ids: string[];
 
@@ -17,8 +16,9 @@ const ROWS = [
   { s: '50% off_now', n: 0 },
 ];
 
-useTablesService(async (t) => {
-  ({ api } = t);
+const { api } = useTablesService();
+
+beforeAll(async () => {
   const table = await makeTable(api, [
     { name: 's', type: 'string' },
     { name: 'n', type: 'number' },

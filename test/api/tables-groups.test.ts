@@ -4,7 +4,6 @@
 // database refuses fails its own request only. On PGlite the groups run one write at a time; on
 // Postgres pipelined, and again one at a time when a statement fails.
 import { describe, expect, it } from 'vitest';
-import type { TestService } from '../helpers/service.ts';
 import {
   allRows,
   expectIssues,
@@ -12,17 +11,11 @@ import {
   expectRowCount,
   makeTable,
   roomyTenant,
-  type TablesApi,
   tablesApi,
   useTablesService,
 } from './tables-helpers.ts';
 
-let svc: TestService;
-let api: TablesApi;
-
-useTablesService((t) => {
-  ({ svc, api } = t);
-});
+const { svc, api } = useTablesService();
 
 const N = 16;
 const statuses = (responses: { status: number }[]) => responses.map((r) => r.status).sort();

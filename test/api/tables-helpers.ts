@@ -68,25 +68,50 @@ export async function roomyTenant(svc: TestService, overrides: QuotaOverrides = 
   return tenant;
 }
 
-/** What a table test file works with: its service, a roomy tenant, and the tables API as that tenant. */
-export interface TablesService {
-  svc: TestService;
-  tenant: Tenant;
-  api: TablesApi;
+/**
+ * Stands in for a value a file's beforeAll makes: every read goes to that value once it exists. So a
+ * file names its service, tenant and APIs at the top, in one line, and its tests use them as they are.
+ */
+function madeLater<T extends object>(get: () => T | undefined, what: string): T {
+  const value = () => {
+    const v = get();
+    if (!v) throw new Error(`${what} is read before the file's beforeAll made it`);
+    return v;
+  };
+  return new Proxy({} as T, {
+    get: (_, key) => Reflect.get(value(), key),
+    has: (_, key) => Reflect.has(value(), key),
+    ownKeys: () => Reflect.ownKeys(value()),
+    getOwnPropertyDescriptor: (_, key) => Reflect.getOwnPropertyDescriptor(value(), key),
+  });
 }
 
 /**
- * The preamble of a table test file: before its tests, a service, a roomy tenant and the tables API
- * as that tenant, handed to `ready` (which may set up more); after them, the service closed.
+ * The preamble of a table test file: before its tests, a service and a roomy tenant; after them, the
+ * service closed. Answers the service, the tenant, the tables API as that tenant in its workspace, and
+ * `apiOf` for another API of the same shape (`apiOf(columnsApi)`), each usable from the tests on.
  */
-export function useTablesService(ready: (t: TablesService) => void | Promise<void>): void {
+export function useTablesService() {
   let svc: TestService | undefined;
+  let tenant: Tenant | undefined;
   beforeAll(async () => {
     svc = await startTestService();
-    const tenant = await roomyTenant(svc);
-    await ready({ svc, tenant, api: tablesApi(svc, tenant.key, tenant.workspace.id) });
+    tenant = await roomyTenant(svc);
   });
   afterAll(() => svc?.close());
+  const apiOf = <A extends object>(make: (svc: TestService, key: string, workspaceId: string) => A): A => {
+    let made: A | undefined;
+    return madeLater(() => {
+      if (!made && svc && tenant) made = make(svc, tenant.key, tenant.workspace.id);
+      return made;
+    }, 'The API');
+  };
+  return {
+    svc: madeLater(() => svc, 'The service'),
+    tenant: madeLater(() => tenant, 'The tenant'),
+    api: apiOf(tablesApi),
+    apiOf,
+  };
 }
 
 let n = 0;

@@ -19,17 +19,11 @@ import { renewSpools } from '../../db/tables/import-spools.ts';
 import { createLogger } from '../../logger.ts';
 import { localStorage } from '../../storage/local.ts';
 import { createTestDatabase } from '../helpers/database.ts';
-import type { Tenant, TestService } from '../helpers/service.ts';
 import { localBlobs } from './files-helpers.ts';
 import { csvOf, importCsv } from './tables-csv-helpers.ts';
 import { expectError, expectOk, makeTable, PEOPLE, tablesApi, useTablesService } from './tables-helpers.ts';
 
-let svc: TestService;
-let tenant: Tenant;
-
-useTablesService((t) => {
-  ({ svc, tenant } = t);
-});
+const { svc, tenant } = useTablesService();
 
 const records = (db: Db) =>
   db.query<{ storage_key: string; held_until: Date }>(

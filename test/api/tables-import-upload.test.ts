@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, inject, it } from 'vitest';
 import { createTestDatabase } from '../helpers/database.ts';
-import { addPerson, createTenant, type Tenant, type TestService } from '../helpers/service.ts';
+import { addPerson, createTenant } from '../helpers/service.ts';
 import { localBlobs } from './files-helpers.ts';
 import { csvOf, type ImportOptions, importCsv } from './tables-csv-helpers.ts';
 import {
@@ -15,18 +15,11 @@ import {
   expectRowCount,
   makeTable,
   PEOPLE,
-  type TablesApi,
   tablesApi,
   useTablesService,
 } from './tables-helpers.ts';
 
-let svc: TestService;
-let tenant: Tenant;
-let api: TablesApi;
-
-useTablesService((t) => {
-  ({ svc, tenant, api } = t);
-});
+const { svc, tenant, api } = useTablesService();
 
 const people = () => makeTable(api, PEOPLE);
 /** An import by the tenant's owner into its workspace. */

@@ -3,7 +3,6 @@
 // line) and mode skip (the good rows in, the bad reported), the row cap and unique values. Who may
 // import, the upload itself, retries and a 100 MB file are in tables-import-upload.test.ts.
 import { describe, expect, it } from 'vitest';
-import type { Tenant, TestService } from '../helpers/service.ts';
 import { csvOf, type ImportOptions, importCsv } from './tables-csv-helpers.ts';
 import {
   allRows,
@@ -14,19 +13,12 @@ import {
   makeTable,
   PEOPLE,
   roomyTenant,
-  type TablesApi,
   tableAudits,
   tablesApi,
   useTablesService,
 } from './tables-helpers.ts';
 
-let svc: TestService;
-let tenant: Tenant;
-let api: TablesApi;
-
-useTablesService((t) => {
-  ({ svc, tenant, api } = t);
-});
+const { svc, tenant, api } = useTablesService();
 
 const people = () => makeTable(api, PEOPLE);
 /** An import by the tenant's owner into its workspace. */

@@ -3,7 +3,6 @@
 // a name, and rowCount stays equal to the rows there are through any mix of writes. (On PGlite the
 // requests run one after another; on Postgres they truly race.)
 import { describe, expect, it } from 'vitest';
-import type { TestService } from '../helpers/service.ts';
 import {
   allRows,
   expectIssues,
@@ -11,17 +10,11 @@ import {
   expectRowCount,
   makeTable,
   roomyTenant,
-  type TablesApi,
   tablesApi,
   useTablesService,
 } from './tables-helpers.ts';
 
-let svc: TestService;
-let api: TablesApi;
-
-useTablesService((t) => {
-  ({ svc, api } = t);
-});
+const { svc, api } = useTablesService();
 
 const statuses = (responses: { status: number }[]) => responses.map((r) => r.status).sort();
 

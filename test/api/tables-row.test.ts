@@ -2,7 +2,7 @@
 // with the row as it is now) and DELETE (answered with the count, 1), as the original service has
 // them; a row of another table, or in a table of another workspace, is not found, and nothing changes.
 import { describe, expect, it } from 'vitest';
-import { addPerson, type Tenant, type TestService } from '../helpers/service.ts';
+import { addPerson } from '../helpers/service.ts';
 import {
   allRows,
   expectError,
@@ -12,18 +12,11 @@ import {
   makeTable,
   PEOPLE,
   roomyTenant,
-  type TablesApi,
   tablesApi,
   useTablesService,
 } from './tables-helpers.ts';
 
-let svc: TestService;
-let tenant: Tenant;
-let api: TablesApi;
-
-useTablesService((t) => {
-  ({ svc, tenant, api } = t);
-});
+const { svc, tenant, api } = useTablesService();
 
 /** A people table with two rows: Ann (a@x.org, 30) and Bob (b@x.org). */
 async function seeded() {

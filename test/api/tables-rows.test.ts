@@ -2,7 +2,6 @@
 // all or nothing, unique columns, the row cap), querying, reading and deleting rows; rowCount always
 // equal to the rows there are. Bulk update and upsert are in tables-updates.
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { Tenant, TestService } from '../helpers/service.ts';
 import {
   expectError,
   expectIssues,
@@ -11,18 +10,11 @@ import {
   makeTable,
   PEOPLE,
   roomyTenant,
-  type TablesApi,
   tablesApi,
   useTablesService,
 } from './tables-helpers.ts';
 
-let svc: TestService;
-let tenant: Tenant;
-let api: TablesApi;
-
-useTablesService((t) => {
-  ({ svc, tenant, api } = t);
-});
+const { svc, tenant, api } = useTablesService();
 
 const people = () => makeTable(api, PEOPLE);
 

@@ -9,15 +9,10 @@ import {
   expectRowCount,
   makeTable,
   PEOPLE,
-  type TablesApi,
   useTablesService,
 } from './tables-helpers.ts';
 
-let api: TablesApi;
-
-useTablesService((t) => {
-  ({ api } = t);
-});
+const { api } = useTablesService();
 
 const people = () => makeTable(api, PEOPLE);
 

@@ -3,7 +3,7 @@
 // do what. Rows are tested in tables-rows, filters in tables-filters, races in tables-races.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PLANS } from '../../db/plans.ts';
-import { addPerson, createTenant, type Tenant, type TestService } from '../helpers/service.ts';
+import { addPerson, createTenant, type Tenant } from '../helpers/service.ts';
 import {
   allRows,
   expectError,
@@ -17,13 +17,7 @@ import {
   useTablesService,
 } from './tables-helpers.ts';
 
-let svc: TestService;
-let tenant: Tenant;
-let api: TablesApi;
-
-useTablesService((t) => {
-  ({ svc, tenant, api } = t);
-});
+const { svc, tenant, api } = useTablesService();
 
 const col = (name: string, type = 'string', more: Record<string, unknown> = {}) => ({ name, type, ...more });
 
