@@ -183,6 +183,35 @@ describe('deleting a folder that holds workflows', () => {
   });
 });
 
+describe('a folder deleted while a workflow is put in it', () => {
+  // Only a server interleaves the two (PGlite runs one transaction at a time).
+  it.skipIf(!process.env.TEST_DATABASE_URL)(
+    'is the same 404 when the delete commits first: the key refuses the workflow, nothing is made',
+    async () => {
+      const ws = await createWorkspace(svc.admin, tenant);
+      const doomed = await folder(ws, 'Doomed');
+      const before = await countWorkflows();
+      let answer: Promise<{ status: number; body: unknown }> | undefined;
+      await svc.db.transaction(async (tx) => {
+        await tx.query('delete from folders where id = $1', [doomed]);
+        // The create checks the folder (still there for it), then its insert waits on the deleted row.
+        answer = create({ workspaceId: ws, name: 'Racer', folderId: doomed });
+        for (;;) {
+          const [waiting] = await svc.db.query<{ n: number }>(
+            `select count(*)::int as n from pg_stat_activity
+              where wait_event_type = 'Lock' and query like 'insert into workflows%'`,
+          );
+          if ((waiting?.n ?? 0) > 0) break;
+        }
+      });
+      const res = await (answer as Promise<{ status: number; body: unknown }>);
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual(noFolder);
+      expect(await countWorkflows()).toBe(before);
+    },
+  );
+});
+
 describe('admin plane', () => {
   it('creates, lists and moves workflows by folder; kinds keep their own trees and names', async () => {
     const ws = await createWorkspace(svc.admin, tenant);
