@@ -5,7 +5,7 @@
 import { conflict, notFound, ServiceError } from '../errors.ts';
 import { type Actor, recordAudit } from './audit-logs.ts';
 import type { Queryable } from './client.ts';
-import { hasFolder } from './folders.ts';
+import { inWorkflowFolder, requireWorkflowFolder } from './workflow-folders.ts';
 
 /** One declared input of a stored definition (runner/executor/definition.ts's InputSpec). */
 export interface StoredInputSpec {
@@ -125,7 +125,7 @@ export async function insertWorkflow(
 ): Promise<{ id: string }> {
   const folderId = input.folderId ?? null;
   if (folderId) await requireWorkflowFolder(tx, input.workspaceId, folderId);
-  const [row] = await inFolder(() =>
+  const [row] = await inWorkflowFolder(() =>
     tx.query<{ id: string }>(
       `insert into workflows (workspace_id, name, description, definition, created_by, folder_id)
        values ($1, $2, $3, $4::jsonb, $5, $6) returning id`,
@@ -151,33 +151,6 @@ export async function insertWorkflow(
   return { id };
 }
 
-// A 404, as for any id out of reach (another workspace's folder reads as missing), whose details name
-// the field the id came from, since the request's own target (workspace or workflow) was found.
-const noSuchFolder = () =>
-  new ServiceError(404, 'Folder not found', {
-    details: [
-      { code: 'custom', path: ['folderId'], message: 'No workflow folder with this id in the workspace' },
-    ],
-  });
-
-/** A 404 naming folderId unless the workspace has that workflow folder (a file folder does not count). */
-export async function requireWorkflowFolder(db: Queryable, workspaceId: string, folderId: string) {
-  if (!(await hasFolder(db, workspaceId, folderId, 'workflow'))) throw noSuchFolder();
-}
-
-/** Runs a write that sets a folder: a folder deleted since it was checked is the same 404 (its key refuses it). */
-async function inFolder<T>(write: () => Promise<T>): Promise<T> {
-  try {
-    return await write();
-  } catch (err) {
-    const e = err as { code?: string; constraint_name?: string; constraint?: string } | null;
-    if (e?.code === '23503' && (e.constraint_name ?? e.constraint) === 'workflows_folder_fkey') {
-      throw noSuchFolder();
-    }
-    throw err;
-  }
-}
-
 export async function updateWorkflow(
   db: Queryable,
   actor: Actor,
@@ -200,7 +173,7 @@ export async function updateWorkflow(
       if (!at) throw notFound('Workflow');
       await requireWorkflowFolder(tx, at.workspace_id, changes.folderId);
     }
-    const [row] = await inFolder(() =>
+    const [row] = await inWorkflowFolder(() =>
       tx.query<WorkflowRow & { organization_id: string }>(
         `update workflows w set name = coalesce($2, w.name), description = coalesce($3, w.description),
            definition = coalesce($4::jsonb, w.definition),

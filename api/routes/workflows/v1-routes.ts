@@ -5,13 +5,9 @@
 import { createRoute } from '@hono/zod-openapi';
 import { authorizeWorkspace } from '../../../db/access.ts';
 import { archiveWorkflow } from '../../../db/workflow-archive.ts';
+import { requireWorkflowFolder } from '../../../db/workflow-folders.ts';
 import { listWorkflowPage } from '../../../db/workflow-pages.ts';
-import {
-  createWorkflow,
-  requireWorkflowFolder,
-  updateWorkflow,
-  type Workflow,
-} from '../../../db/workflows.ts';
+import { createWorkflow, updateWorkflow, type Workflow } from '../../../db/workflows.ts';
 import { parseDefinition } from '../../../runner/executor/definition.ts';
 import type { ApiDeps } from '../../context.ts';
 import { API_RATE_LIMITED, jsonBody, ok } from '../../openapi/components.ts';
