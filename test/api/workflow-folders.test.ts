@@ -2,28 +2,13 @@
 // folder, list by folder, the folder shown on get and export; a folder of another workspace, a file
 // folder or a missing one refused with a 404 whose details name folderId, changing nothing; and
 // deleting a folder that holds workflows: they move to the top, still deployed.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createTenant,
-  createWorkspace,
-  startTestService,
-  type Tenant,
-  type TestService,
-} from '../helpers/service.ts';
+import { describe, expect, it } from 'vitest';
+import { createTenant, createWorkspace } from '../helpers/service.ts';
 import { expectOk, upload } from './files-helpers.ts';
+// The service and its roomy (enterprise, unmetered) tenant are those the table tests start with.
+import { useTablesService } from './tables-helpers.ts';
 
-let svc: TestService;
-let tenant: Tenant;
-
-beforeAll(async () => {
-  svc = await startTestService({});
-  tenant = await createTenant(svc.admin, { plan: 'enterprise' });
-  await svc.admin.quotas.set.mutate({
-    orgId: tenant.org.id,
-    api: { requestsPerMinute: 100_000, maxBurst: 200_000 },
-  });
-}, 60_000);
-afterAll(() => svc?.close());
+const { svc, tenant } = useTablesService();
 
 const definition = {
   inputs: {},
