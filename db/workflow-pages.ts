@@ -8,6 +8,7 @@ export interface WorkflowSummary {
   workspaceId: string;
   name: string;
   description: string;
+  folderId: string | null;
   isDeployed: boolean;
   deployedVersion: number | null;
   deployedAt: string | null;
@@ -18,6 +19,8 @@ export interface WorkflowSummary {
 export interface WorkflowPageQuery {
   workspaceId: string;
   deployedOnly: boolean;
+  /** Only the workflows in this folder (the caller checks that it is one of the workspace's). */
+  folderId?: string | undefined;
   limit: number;
   cursor?: string | undefined;
 }
@@ -57,6 +60,7 @@ type Row = {
   workspace_id: string;
   name: string;
   description: string;
+  folder_id: string | null;
   deployed_version: number | null;
   deployed_at: Date | null;
   created_at: Date;
@@ -72,6 +76,10 @@ export async function listWorkflowPage(
   const where = ['workspace_id = $1', 'archived_at is null'];
   const params: unknown[] = [q.workspaceId];
   if (q.deployedOnly) where.push('deployed_version is not null');
+  if (q.folderId) {
+    params.push(q.folderId);
+    where.push(`folder_id = $${params.length}::uuid`);
+  }
   if (q.cursor) {
     const c = decodeCursor(q.cursor);
     params.push(c.t, c.id);
@@ -80,7 +88,7 @@ export async function listWorkflowPage(
   }
   params.push(q.limit + 1);
   const rows = await db.query<Row>(
-    `select id, workspace_id, name, description, deployed_version, deployed_at, created_at, updated_at,
+    `select id, workspace_id, name, description, folder_id, deployed_version, deployed_at, created_at, updated_at,
         to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as position
        from workflows where ${where.join(' and ')}
       order by created_at, id limit $${params.length}`,
@@ -94,6 +102,7 @@ export async function listWorkflowPage(
       workspaceId: r.workspace_id,
       name: r.name,
       description: r.description,
+      folderId: r.folder_id,
       isDeployed: r.deployed_version !== null,
       deployedVersion: r.deployed_version,
       deployedAt: r.deployed_at?.toISOString() ?? null,

@@ -5,6 +5,7 @@
 import { conflict, notFound, ServiceError } from '../errors.ts';
 import { type Actor, recordAudit } from './audit-logs.ts';
 import type { Queryable } from './client.ts';
+import { inWorkflowFolder, requireWorkflowFolder } from './workflow-folders.ts';
 
 /** One declared input of a stored definition (runner/executor/definition.ts's InputSpec). */
 export interface StoredInputSpec {
@@ -47,6 +48,8 @@ export interface Workflow {
   workspaceId: string;
   name: string;
   description: string;
+  /** Its workflow folder (db/folders.ts); null at the top of the workspace. */
+  folderId: string | null;
   definition: StoredDefinition;
   deployedVersion: number | null;
   deployedAt: string | null;
@@ -59,6 +62,7 @@ type WorkflowRow = {
   workspace_id: string;
   name: string;
   description: string;
+  folder_id: string | null;
   definition: StoredDefinition;
   deployed_version: number | null;
   deployed_at: Date | null;
@@ -71,6 +75,7 @@ const toWorkflow = (r: WorkflowRow): Workflow => ({
   workspaceId: r.workspace_id,
   name: r.name,
   description: r.description,
+  folderId: r.folder_id,
   definition: r.definition,
   deployedVersion: r.deployed_version,
   deployedAt: r.deployed_at?.toISOString() ?? null,
@@ -81,7 +86,13 @@ const toWorkflow = (r: WorkflowRow): Workflow => ({
 export async function createWorkflow(
   db: Queryable,
   actor: Actor,
-  input: { workspaceId: string; name: string; description?: string; definition: StoredDefinition },
+  input: {
+    workspaceId: string;
+    name: string;
+    description?: string;
+    folderId?: string | null;
+    definition: StoredDefinition;
+  },
 ): Promise<Workflow> {
   const definition = input.definition;
   return db.transaction(async (tx) => {
@@ -108,13 +119,25 @@ export async function insertWorkflow(
     workspaceId: string;
     name: string;
     description?: string;
+    folderId?: string | null;
     definition: unknown;
   },
 ): Promise<{ id: string }> {
-  const [row] = await tx.query<{ id: string }>(
-    `insert into workflows (workspace_id, name, description, definition, created_by)
-     values ($1, $2, $3, $4::jsonb, $5) returning id`,
-    [input.workspaceId, input.name, input.description ?? '', JSON.stringify(input.definition), actor.userId],
+  const folderId = input.folderId ?? null;
+  if (folderId) await requireWorkflowFolder(tx, input.workspaceId, folderId);
+  const [row] = await inWorkflowFolder(() =>
+    tx.query<{ id: string }>(
+      `insert into workflows (workspace_id, name, description, definition, created_by, folder_id)
+       values ($1, $2, $3, $4::jsonb, $5, $6) returning id`,
+      [
+        input.workspaceId,
+        input.name,
+        input.description ?? '',
+        JSON.stringify(input.definition),
+        actor.userId,
+        folderId,
+      ],
+    ),
   );
   const id = (row as { id: string }).id;
   await recordAudit(tx, actor, {
@@ -123,7 +146,7 @@ export async function insertWorkflow(
     action: 'workflow.created',
     resourceType: 'workflow',
     resourceId: id,
-    metadata: { name: input.name },
+    metadata: { name: input.name, ...(folderId ? { folderId } : {}) },
   });
   return { id };
 }
@@ -132,15 +155,39 @@ export async function updateWorkflow(
   db: Queryable,
   actor: Actor,
   id: string,
-  changes: { name?: string; description?: string; definition?: StoredDefinition },
+  changes: {
+    name?: string;
+    description?: string;
+    /** A workflow folder of its workspace, or null for the top; absent leaves it where it is. */
+    folderId?: string | null;
+    definition?: StoredDefinition;
+  },
 ): Promise<Workflow> {
   const definition = changes.definition;
   return db.transaction(async (tx) => {
-    const [row] = await tx.query<WorkflowRow & { organization_id: string }>(
-      `update workflows w set name = coalesce($2, w.name), description = coalesce($3, w.description),
-         definition = coalesce($4::jsonb, w.definition), updated_at = now()
-       from workspaces s where w.id = $1 and s.id = w.workspace_id returning w.*, s.organization_id`,
-      [id, changes.name ?? null, changes.description ?? null, definition ? JSON.stringify(definition) : null],
+    if (changes.folderId) {
+      const [at] = await tx.query<{ workspace_id: string }>(
+        'select workspace_id from workflows where id = $1',
+        [id],
+      );
+      if (!at) throw notFound('Workflow');
+      await requireWorkflowFolder(tx, at.workspace_id, changes.folderId);
+    }
+    const [row] = await inWorkflowFolder(() =>
+      tx.query<WorkflowRow & { organization_id: string }>(
+        `update workflows w set name = coalesce($2, w.name), description = coalesce($3, w.description),
+           definition = coalesce($4::jsonb, w.definition),
+           folder_id = case when $5::boolean then $6::uuid else w.folder_id end, updated_at = now()
+         from workspaces s where w.id = $1 and s.id = w.workspace_id returning w.*, s.organization_id`,
+        [
+          id,
+          changes.name ?? null,
+          changes.description ?? null,
+          definition ? JSON.stringify(definition) : null,
+          changes.folderId !== undefined,
+          changes.folderId ?? null,
+        ],
+      ),
     );
     if (!row) throw notFound('Workflow');
     await recordAudit(tx, actor, {
@@ -149,7 +196,10 @@ export async function updateWorkflow(
       action: 'workflow.updated',
       resourceType: 'workflow',
       resourceId: id,
-      metadata: { fields: Object.keys(changes) },
+      metadata: {
+        fields: Object.keys(changes),
+        ...(changes.folderId !== undefined ? { folderId: changes.folderId } : {}),
+      },
     });
     return toWorkflow(row);
   });
@@ -160,10 +210,17 @@ export async function getWorkflow(db: Queryable, id: string): Promise<Workflow |
   return row ? toWorkflow(row) : null;
 }
 
-export async function listWorkflows(db: Queryable, workspaceId: string): Promise<Workflow[]> {
+/** A workspace's workflows, oldest first; with `folderId`, only those in that folder (null: at the top). */
+export async function listWorkflows(
+  db: Queryable,
+  workspaceId: string,
+  folderId?: string | null,
+): Promise<Workflow[]> {
   const rows = await db.query<WorkflowRow>(
-    'select * from workflows where workspace_id = $1 order by created_at, id',
-    [workspaceId],
+    `select * from workflows where workspace_id = $1
+        and (not $2::boolean or folder_id is not distinct from $3::uuid)
+      order by created_at, id`,
+    [workspaceId, folderId !== undefined, folderId ?? null],
   );
   return rows.map(toWorkflow);
 }

@@ -20,26 +20,42 @@ const description = z.string().max(2000);
 // The definition is checked by the workflow format's own validator, which names every problem's path.
 const definition = z.unknown().refine((v) => v !== undefined, 'Required');
 const byId = z.object({ id: z.uuid() });
+// A workflow folder of the workspace (folders.create with kind workflow); null: the top of the workspace.
+const folderId = z.uuid().nullable();
 
 export const workflowsRouter = router({
   create: procedure
     .meta({ description: 'Create a workflow (a draft) in a workspace from a definition' })
-    .input(z.object({ workspaceId: z.uuid(), name, description: description.optional(), definition }))
+    .input(
+      z.object({
+        workspaceId: z.uuid(),
+        name,
+        description: description.optional(),
+        folderId: folderId.optional(),
+        definition,
+      }),
+    )
     .mutation(({ ctx, input }) =>
       createWorkflow(ctx.db, ADMIN_ACTOR, { ...input, definition: parseDefinition(input.definition) }),
     ),
   update: procedure
-    .meta({ description: "Change a workflow's name, description or draft definition" })
+    .meta({ description: "Change a workflow's name, description, folder or draft definition" })
     .input(
       byId
         .extend({
           name: name.optional(),
           description: description.optional(),
+          folderId: folderId.optional(),
           definition: z.unknown().optional(),
         })
-        .refine((i) => i.name !== undefined || i.description !== undefined || i.definition !== undefined, {
-          message: 'Give at least one of name, description, definition',
-        }),
+        .refine(
+          (i) =>
+            i.name !== undefined ||
+            i.description !== undefined ||
+            i.folderId !== undefined ||
+            i.definition !== undefined,
+          { message: 'Give at least one of name, description, folderId, definition' },
+        ),
     )
     .mutation(({ ctx, input }) => {
       const { id, definition, ...changes } = input;
@@ -57,9 +73,11 @@ export const workflowsRouter = router({
       return workflow;
     }),
   list: procedure
-    .meta({ description: "List a workspace's workflows" })
-    .input(z.object({ workspaceId: z.uuid() }))
-    .query(({ ctx, input }) => listWorkflows(ctx.db, input.workspaceId)),
+    .meta({
+      description: "List a workspace's workflows (with folderId, those in that folder; null: at the top)",
+    })
+    .input(z.object({ workspaceId: z.uuid(), folderId: folderId.optional() }))
+    .query(({ ctx, input }) => listWorkflows(ctx.db, input.workspaceId, input.folderId)),
   deploy: procedure
     .meta({ description: 'Deploy the draft as a new immutable version: executions run it' })
     .input(byId)

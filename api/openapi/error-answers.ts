@@ -17,10 +17,10 @@ export const fieldIssue = z
 export const errorBody = z
   .object({
     error: z.string().meta({ description: 'What went wrong, for a person to read' }),
-    details: z
-      .array(fieldIssue)
-      .optional()
-      .meta({ description: 'On 400: the field issues (code, path, message)' }),
+    details: z.array(fieldIssue).optional().meta({
+      description:
+        'On 400: the field issues (code, path, message); on a 404, the field whose id was not found',
+    }),
     requestId: z
       .string()
       .optional()

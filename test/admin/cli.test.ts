@@ -85,6 +85,31 @@ describe('admin CLI', () => {
     expect(JSON.parse(res.stdout)).toMatchObject({ organizationId: org.id, plan: 'pro' });
   });
 
+  it('makes a workflow folder, puts a workflow in it, lists by it and shows it', async () => {
+    const tenant = await createTenant(svc.admin);
+    const ws = tenant.workspace.id;
+    const made = await cli([
+      'folders.create',
+      JSON.stringify({ workspaceId: ws, name: 'Billing', kind: 'workflow' }),
+    ]);
+    expect(made.code, made.stderr).toBe(0);
+    const folder = JSON.parse(made.stdout);
+    expect(folder).toMatchObject({ name: 'Billing', kind: 'workflow' });
+    const definition = { inputs: {}, blocks: [{ id: 'r', type: 'response', data: {} }], edges: [] };
+    const wf = await cli([
+      'workflows.create',
+      JSON.stringify({ workspaceId: ws, name: 'Invoice', folderId: folder.id, definition }),
+    ]);
+    expect(wf.code, wf.stderr).toBe(0);
+    expect(JSON.parse(wf.stdout).folderId).toBe(folder.id);
+    const listed = await cli(['workflows.list', JSON.stringify({ workspaceId: ws, folderId: folder.id })]);
+    expect(
+      JSON.parse(listed.stdout).map((w: { name: string; folderId: string }) => [w.name, w.folderId]),
+    ).toEqual([['Invoice', folder.id]]);
+    const deleted = await cli(['folders.delete', JSON.stringify({ id: folder.id })]);
+    expect(JSON.parse(deleted.stdout)).toMatchObject({ movedWorkflows: 1 });
+  });
+
   it('refuses input that is not JSON with exit code 2, before calling anything', async () => {
     const res = await cli(['users.create', '{name: A}']);
     expect(res.code).toBe(2);

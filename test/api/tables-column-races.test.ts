@@ -2,32 +2,19 @@
 // takes, so each write lands wholly before or wholly after it: no value of the old type survives a
 // type change, no row misses a default or keeps an old name, and a unique column ends up unique
 // with its slots exact. (On PGlite the requests run one after another; on Postgres they truly race.)
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, type Tenant, type TestService } from '../helpers/service.ts';
-import { type ColumnsApi, columnsApi, expectSlotsExact, insertMany } from './columns-helpers.ts';
+import { describe, expect, it } from 'vitest';
+import { columnsApi, expectSlotsExact, insertMany } from './columns-helpers.ts';
 import {
   allRows,
   expectIssues,
   expectOk,
   expectRowCount,
   makeTable,
-  roomyTenant,
-  type TablesApi,
-  tablesApi,
+  useTablesService,
 } from './tables-helpers.ts';
 
-let svc: TestService;
-let tenant: Tenant;
-let api: TablesApi;
-let cols: ColumnsApi;
-
-beforeAll(async () => {
-  svc = await startTestService();
-  tenant = await roomyTenant(svc);
-  api = tablesApi(svc, tenant.key, tenant.workspace.id);
-  cols = columnsApi(svc, tenant.key, tenant.workspace.id);
-});
-afterAll(() => svc.close());
+const { svc, api, apiOf } = useTablesService();
+const cols = apiOf(columnsApi);
 
 const ok = (r: { status: number }) => r.status === 200;
 

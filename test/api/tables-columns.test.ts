@@ -2,16 +2,9 @@
 // required, unique), and changing one (rename, required, unique), each refusal a 400 naming the
 // rows and leaving the table exactly as it was; who may do it. Type changes and select columns are
 // tested in tables-conversions, races in tables-column-races.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addPerson, startTestService, type Tenant, type TestService } from '../helpers/service.ts';
-import {
-  type ColumnsApi,
-  columnsApi,
-  columnsOf,
-  expectSlotsExact,
-  insertMany,
-  storedTable,
-} from './columns-helpers.ts';
+import { describe, expect, it } from 'vitest';
+import { addPerson } from '../helpers/service.ts';
+import { columnsApi, columnsOf, expectSlotsExact, insertMany, storedTable } from './columns-helpers.ts';
 import {
   allRows,
   expectError,
@@ -19,22 +12,12 @@ import {
   expectOk,
   makeTable,
   roomyTenant,
-  type TablesApi,
   tablesApi,
+  useTablesService,
 } from './tables-helpers.ts';
 
-let svc: TestService;
-let tenant: Tenant;
-let api: TablesApi;
-let cols: ColumnsApi;
-
-beforeAll(async () => {
-  svc = await startTestService();
-  tenant = await roomyTenant(svc);
-  api = tablesApi(svc, tenant.key, tenant.workspace.id);
-  cols = columnsApi(svc, tenant.key, tenant.workspace.id);
-});
-afterAll(() => svc.close());
+const { svc, tenant, api, apiOf } = useTablesService();
+const cols = apiOf(columnsApi);
 
 const EMAIL = { name: 'email', type: 'string', required: true, unique: true };
 const col = (name: string, type = 'string', more: Record<string, unknown> = {}) => ({

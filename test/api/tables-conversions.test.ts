@@ -2,34 +2,21 @@
 // rows that do not convert) and the select column type: its options, its values on every write
 // path (insert, batch, bulk update, upsert, filters, the runner's table block), and changes to its
 // options.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { tableBlock } from '../../runner/blocks/table.ts';
 import { blockContext } from '../helpers/block-context.ts';
-import { startTestService, type Tenant, type TestService } from '../helpers/service.ts';
-import { type ColumnsApi, columnsApi, expectSlotsExact, insertMany, storedTable } from './columns-helpers.ts';
+import { columnsApi, expectSlotsExact, insertMany, storedTable } from './columns-helpers.ts';
 import {
   allRows,
   expectError,
   expectIssues,
   expectOk,
   makeTable,
-  roomyTenant,
-  type TablesApi,
-  tablesApi,
+  useTablesService,
 } from './tables-helpers.ts';
 
-let svc: TestService;
-let tenant: Tenant;
-let api: TablesApi;
-let cols: ColumnsApi;
-
-beforeAll(async () => {
-  svc = await startTestService();
-  tenant = await roomyTenant(svc);
-  api = tablesApi(svc, tenant.key, tenant.workspace.id);
-  cols = columnsApi(svc, tenant.key, tenant.workspace.id);
-});
-afterAll(() => svc.close());
+const { svc, tenant, api, apiOf } = useTablesService();
+const cols = apiOf(columnsApi);
 
 type Value = unknown;
 

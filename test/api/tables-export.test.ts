@@ -2,14 +2,8 @@
 // CRLF, cells as an import reads them, formula-like text defused) and JSONL, the filter as GET …/rows
 // takes it, paging through a table of several pages in position order, the download's headers, who
 // may export, and an export imported back into another table giving the same rows.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  addPerson,
-  createTenant,
-  startTestService,
-  type Tenant,
-  type TestService,
-} from '../helpers/service.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { addPerson, createTenant } from '../helpers/service.ts';
 import { csvOf, exportRows, importCsv } from './tables-csv-helpers.ts';
 import {
   allRows,
@@ -18,22 +12,12 @@ import {
   expectOk,
   makeTable,
   PEOPLE,
-  roomyTenant,
-  type TablesApi,
   tableAudits,
   tablesApi,
+  useTablesService,
 } from './tables-helpers.ts';
 
-let svc: TestService;
-let tenant: Tenant;
-let api: TablesApi;
-
-beforeAll(async () => {
-  svc = await startTestService();
-  tenant = await roomyTenant(svc);
-  api = tablesApi(svc, tenant.key, tenant.workspace.id);
-});
-afterAll(() => svc.close());
+const { svc, tenant, api } = useTablesService();
 
 const ws = () => tenant.workspace.id;
 const people = (name?: string) => makeTable(api, PEOPLE, name);

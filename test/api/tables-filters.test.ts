@@ -1,19 +1,9 @@
 // Filters over rows, per column type and operator: each case selects exactly the expected rows,
 // both in a bulk update (PUT rows, which answers the ids it updated) and in a query. Filters that
 // name unknown columns or operators, or give operands of the wrong type, are 400s naming them.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, type TestService } from '../helpers/service.ts';
-import {
-  expectIssues,
-  expectOk,
-  makeTable,
-  roomyTenant,
-  type TablesApi,
-  tablesApi,
-} from './tables-helpers.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { expectIssues, expectOk, makeTable, useTablesService } from './tables-helpers.ts';
 
-let svc: TestService;
-let api: TablesApi;
 let tableId: string;
 let ids: string[];
 
@@ -26,10 +16,9 @@ const ROWS = [
   { s: '50% off_now', n: 0 },
 ];
 
+const { api } = useTablesService();
+
 beforeAll(async () => {
-  svc = await startTestService();
-  const tenant = await roomyTenant(svc);
-  api = tablesApi(svc, tenant.key, tenant.workspace.id);
   const table = await makeTable(api, [
     { name: 's', type: 'string' },
     { name: 'n', type: 'number' },
@@ -43,7 +32,6 @@ beforeAll(async () => {
   expectOk(res);
   ids = res.body.data.rows.map((r: { id: string }) => r.id);
 });
-afterAll(() => svc.close());
 
 const CASES: [string, unknown, number[]][] = [
   // string

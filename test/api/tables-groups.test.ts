@@ -3,8 +3,7 @@
 // request gets its own answer (a unique value taken fails that request alone), and a statement the
 // database refuses fails its own request only. On PGlite the groups run one write at a time; on
 // Postgres pipelined, and again one at a time when a statement fails.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, type Tenant, type TestService } from '../helpers/service.ts';
+import { describe, expect, it } from 'vitest';
 import {
   allRows,
   expectIssues,
@@ -12,20 +11,11 @@ import {
   expectRowCount,
   makeTable,
   roomyTenant,
-  type TablesApi,
   tablesApi,
+  useTablesService,
 } from './tables-helpers.ts';
 
-let svc: TestService;
-let tenant: Tenant;
-let api: TablesApi;
-
-beforeAll(async () => {
-  svc = await startTestService();
-  tenant = await roomyTenant(svc);
-  api = tablesApi(svc, tenant.key, tenant.workspace.id);
-});
-afterAll(() => svc.close());
+const { svc, api } = useTablesService();
 
 const N = 16;
 const statuses = (responses: { status: number }[]) => responses.map((r) => r.status).sort();

@@ -1,8 +1,14 @@
 // What the table tests share: the table endpoints called as one caller in one workspace, tenants
 // whose /api/v1 bucket stays out of the way, and the shape checks of answers and 400 details.
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import type { QuotaOverrides } from '../../db/plans.ts';
-import { type ApiResponse, createTenant, type Tenant, type TestService } from '../helpers/service.ts';
+import {
+  type ApiResponse,
+  createTenant,
+  startTestService,
+  type Tenant,
+  type TestService,
+} from '../helpers/service.ts';
 
 type Body = Record<string, unknown>;
 
@@ -60,6 +66,52 @@ export async function roomyTenant(svc: TestService, overrides: QuotaOverrides = 
     ...overrides,
   });
   return tenant;
+}
+
+/**
+ * Stands in for a value a file's beforeAll makes: every read goes to that value once it exists. So a
+ * file names its service, tenant and APIs at the top, in one line, and its tests use them as they are.
+ */
+function madeLater<T extends object>(get: () => T | undefined, what: string): T {
+  const value = () => {
+    const v = get();
+    if (!v) throw new Error(`${what} is read before the file's beforeAll made it`);
+    return v;
+  };
+  return new Proxy({} as T, {
+    get: (_, key) => Reflect.get(value(), key),
+    has: (_, key) => Reflect.has(value(), key),
+    ownKeys: () => Reflect.ownKeys(value()),
+    getOwnPropertyDescriptor: (_, key) => Reflect.getOwnPropertyDescriptor(value(), key),
+  });
+}
+
+/**
+ * The preamble of a table test file: before its tests, a service and a roomy tenant; after them, the
+ * service closed. Answers the service, the tenant, the tables API as that tenant in its workspace, and
+ * `apiOf` for another API of the same shape (`apiOf(columnsApi)`), each usable from the tests on.
+ */
+export function useTablesService() {
+  let svc: TestService | undefined;
+  let tenant: Tenant | undefined;
+  beforeAll(async () => {
+    svc = await startTestService();
+    tenant = await roomyTenant(svc);
+  });
+  afterAll(() => svc?.close());
+  const apiOf = <A extends object>(make: (svc: TestService, key: string, workspaceId: string) => A): A => {
+    let made: A | undefined;
+    return madeLater(() => {
+      if (!made && svc && tenant) made = make(svc, tenant.key, tenant.workspace.id);
+      return made;
+    }, 'The API');
+  };
+  return {
+    svc: madeLater(() => svc, 'The service'),
+    tenant: madeLater(() => tenant, 'The tenant'),
+    api: apiOf(tablesApi),
+    apiOf,
+  };
 }
 
 let n = 0;

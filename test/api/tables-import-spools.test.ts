@@ -8,7 +8,7 @@ import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { describe, expect, inject, it, vi } from 'vitest';
 import {
   SPOOL_LEASE_SECONDS,
   startSpoolSweeper,
@@ -19,19 +19,11 @@ import { renewSpools } from '../../db/tables/import-spools.ts';
 import { createLogger } from '../../logger.ts';
 import { localStorage } from '../../storage/local.ts';
 import { createTestDatabase } from '../helpers/database.ts';
-import { startTestService, type Tenant, type TestService } from '../helpers/service.ts';
 import { localBlobs } from './files-helpers.ts';
 import { csvOf, importCsv } from './tables-csv-helpers.ts';
-import { expectError, expectOk, makeTable, PEOPLE, roomyTenant, tablesApi } from './tables-helpers.ts';
+import { expectError, expectOk, makeTable, PEOPLE, tablesApi, useTablesService } from './tables-helpers.ts';
 
-let svc: TestService;
-let tenant: Tenant;
-
-beforeAll(async () => {
-  svc = await startTestService();
-  tenant = await roomyTenant(svc);
-});
-afterAll(() => svc.close());
+const { svc, tenant } = useTablesService();
 
 const records = (db: Db) =>
   db.query<{ storage_key: string; held_until: Date }>(

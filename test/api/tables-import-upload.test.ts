@@ -3,15 +3,9 @@
 // Idempotency-Key, no copy of a file left in storage, and a 100 MB file imported under a memory bound.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { createTestDatabase } from '../helpers/database.ts';
-import {
-  addPerson,
-  createTenant,
-  startTestService,
-  type Tenant,
-  type TestService,
-} from '../helpers/service.ts';
+import { addPerson, createTenant } from '../helpers/service.ts';
 import { localBlobs } from './files-helpers.ts';
 import { csvOf, type ImportOptions, importCsv } from './tables-csv-helpers.ts';
 import {
@@ -21,21 +15,11 @@ import {
   expectRowCount,
   makeTable,
   PEOPLE,
-  roomyTenant,
-  type TablesApi,
   tablesApi,
+  useTablesService,
 } from './tables-helpers.ts';
 
-let svc: TestService;
-let tenant: Tenant;
-let api: TablesApi;
-
-beforeAll(async () => {
-  svc = await startTestService();
-  tenant = await roomyTenant(svc);
-  api = tablesApi(svc, tenant.key, tenant.workspace.id);
-});
-afterAll(() => svc.close());
+const { svc, tenant, api } = useTablesService();
 
 const people = () => makeTable(api, PEOPLE);
 /** An import by the tenant's owner into its workspace. */

@@ -2,8 +2,7 @@
 // cells read by column type, RFC 4180 quoting, mode all (all or nothing, the first bad rows named by
 // line) and mode skip (the good rows in, the bad reported), the row cap and unique values. Who may
 // import, the upload itself, retries and a 100 MB file are in tables-import-upload.test.ts.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, type Tenant, type TestService } from '../helpers/service.ts';
+import { describe, expect, it } from 'vitest';
 import { csvOf, type ImportOptions, importCsv } from './tables-csv-helpers.ts';
 import {
   allRows,
@@ -14,21 +13,12 @@ import {
   makeTable,
   PEOPLE,
   roomyTenant,
-  type TablesApi,
   tableAudits,
   tablesApi,
+  useTablesService,
 } from './tables-helpers.ts';
 
-let svc: TestService;
-let tenant: Tenant;
-let api: TablesApi;
-
-beforeAll(async () => {
-  svc = await startTestService();
-  tenant = await roomyTenant(svc);
-  api = tablesApi(svc, tenant.key, tenant.workspace.id);
-});
-afterAll(() => svc.close());
+const { svc, tenant, api } = useTablesService();
 
 const people = () => makeTable(api, PEOPLE);
 /** An import by the tenant's owner into its workspace. */

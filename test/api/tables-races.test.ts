@@ -2,8 +2,7 @@
 // row, racing batches never pass the row cap, racing creations never pass the tables cap nor share
 // a name, and rowCount stays equal to the rows there are through any mix of writes. (On PGlite the
 // requests run one after another; on Postgres they truly race.)
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, type Tenant, type TestService } from '../helpers/service.ts';
+import { describe, expect, it } from 'vitest';
 import {
   allRows,
   expectIssues,
@@ -11,20 +10,11 @@ import {
   expectRowCount,
   makeTable,
   roomyTenant,
-  type TablesApi,
   tablesApi,
+  useTablesService,
 } from './tables-helpers.ts';
 
-let svc: TestService;
-let tenant: Tenant;
-let api: TablesApi;
-
-beforeAll(async () => {
-  svc = await startTestService();
-  tenant = await roomyTenant(svc);
-  api = tablesApi(svc, tenant.key, tenant.workspace.id);
-});
-afterAll(() => svc.close());
+const { svc, api } = useTablesService();
 
 const statuses = (responses: { status: number }[]) => responses.map((r) => r.status).sort();
 

@@ -1,8 +1,8 @@
 // One row by id: PATCH (a partial update checked against the schema and the unique values, answered
 // with the row as it is now) and DELETE (answered with the count, 1), as the original service has
 // them; a row of another table, or in a table of another workspace, is not found, and nothing changes.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addPerson, startTestService, type Tenant, type TestService } from '../helpers/service.ts';
+import { describe, expect, it } from 'vitest';
+import { addPerson } from '../helpers/service.ts';
 import {
   allRows,
   expectError,
@@ -12,20 +12,11 @@ import {
   makeTable,
   PEOPLE,
   roomyTenant,
-  type TablesApi,
   tablesApi,
+  useTablesService,
 } from './tables-helpers.ts';
 
-let svc: TestService;
-let tenant: Tenant;
-let api: TablesApi;
-
-beforeAll(async () => {
-  svc = await startTestService();
-  tenant = await roomyTenant(svc);
-  api = tablesApi(svc, tenant.key, tenant.workspace.id);
-});
-afterAll(() => svc.close());
+const { svc, tenant, api } = useTablesService();
 
 /** A people table with two rows: Ann (a@x.org, 30) and Bob (b@x.org). */
 async function seeded() {

@@ -1,9 +1,7 @@
 // Rows of a table through the API: inserting one row or a batch (values checked against the schema,
 // all or nothing, unique columns, the row cap), querying, reading and deleting rows; rowCount always
 // equal to the rows there are. Bulk update and upsert are in tables-updates.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Tenant, TestService } from '../helpers/service.ts';
-import { startTestService } from '../helpers/service.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   expectError,
   expectIssues,
@@ -12,20 +10,11 @@ import {
   makeTable,
   PEOPLE,
   roomyTenant,
-  type TablesApi,
   tablesApi,
+  useTablesService,
 } from './tables-helpers.ts';
 
-let svc: TestService;
-let tenant: Tenant;
-let api: TablesApi;
-
-beforeAll(async () => {
-  svc = await startTestService();
-  tenant = await roomyTenant(svc);
-  api = tablesApi(svc, tenant.key, tenant.workspace.id);
-});
-afterAll(() => svc.close());
+const { svc, tenant, api } = useTablesService();
 
 const people = () => makeTable(api, PEOPLE);
 

@@ -1,8 +1,6 @@
 // Changing rows through the API: bulk update (PUT rows: data checked against the schema, unique
 // columns re-checked, nothing changed on a refusal) and upsert on a unique column.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Tenant, TestService } from '../helpers/service.ts';
-import { startTestService } from '../helpers/service.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   allRows,
   expectError,
@@ -11,21 +9,10 @@ import {
   expectRowCount,
   makeTable,
   PEOPLE,
-  roomyTenant,
-  type TablesApi,
-  tablesApi,
+  useTablesService,
 } from './tables-helpers.ts';
 
-let svc: TestService;
-let tenant: Tenant;
-let api: TablesApi;
-
-beforeAll(async () => {
-  svc = await startTestService();
-  tenant = await roomyTenant(svc);
-  api = tablesApi(svc, tenant.key, tenant.workspace.id);
-});
-afterAll(() => svc.close());
+const { api } = useTablesService();
 
 const people = () => makeTable(api, PEOPLE);
 

@@ -1,15 +1,9 @@
 // /api/v1/tables: creating tables (schema rules, names, the answer, maxRows from the live plan, the
 // tables cap, duplicate names), listing, reading and deleting them, deleting a column, and who may
 // do what. Rows are tested in tables-rows, filters in tables-filters, races in tables-races.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { PLANS } from '../../db/plans.ts';
-import {
-  addPerson,
-  createTenant,
-  startTestService,
-  type Tenant,
-  type TestService,
-} from '../helpers/service.ts';
+import { addPerson, createTenant, type Tenant } from '../helpers/service.ts';
 import {
   allRows,
   expectError,
@@ -20,18 +14,10 @@ import {
   roomyTenant,
   type TablesApi,
   tablesApi,
+  useTablesService,
 } from './tables-helpers.ts';
 
-let svc: TestService;
-let tenant: Tenant;
-let api: TablesApi;
-
-beforeAll(async () => {
-  svc = await startTestService();
-  tenant = await roomyTenant(svc);
-  api = tablesApi(svc, tenant.key, tenant.workspace.id);
-});
-afterAll(() => svc.close());
+const { svc, tenant, api } = useTablesService();
 
 const col = (name: string, type = 'string', more: Record<string, unknown> = {}) => ({ name, type, ...more });
 

@@ -696,6 +696,31 @@ describe('workflows (v1)', () => {
       expect(yaml.status).toBe(400);
     });
   });
+  it('refuses metacharacters as folder ids (list, create, update, import), changing nothing', async () => {
+    const made = await call('POST', '/api/v1/workflows', { workspaceId, name: 'folder target', definition });
+    await unchanged(async () => {
+      for (const evil of [...EVIL, ...NUL].filter((s) => s.isWellFormed())) {
+        expect400(
+          await call('GET', '/api/v1/workflows', undefined, { workspaceId, folderId: evil }),
+          `list ${evil}`,
+        );
+        const body = { workspaceId, name: 'n', folderId: evil, definition };
+        expect400(await call('POST', '/api/v1/workflows', body), `create ${evil}`);
+        expect400(
+          await call('PUT', `/api/v1/workflows/${made.body.data.id}`, { folderId: evil }),
+          `update ${evil}`,
+        );
+        expect400(
+          await call('POST', '/api/v1/workflows/import', {
+            workspaceId,
+            workflow: definition,
+            folderId: evil,
+          }),
+          `import ${evil}`,
+        );
+      }
+    });
+  });
 });
 
 describe('knowledge tags, tag filters, chunks and text documents over the API', () => {

@@ -24,6 +24,8 @@ export interface Place {
   rowId: string;
   fileId: string;
   folderId: string;
+  /** A workflow folder (the workflow routes take folderId: a file folder is not one). */
+  workflowFolderId: string;
   knowledgeBaseId: string;
   documentId: string;
   /** A chunk of the document (a small number: not among idsOf's leak checks). */
@@ -101,6 +103,11 @@ async function furnish(
   });
   ok(row);
   const folder = await svc.admin.folders.create.mutate({ workspaceId, name: `folder ${marker}` });
+  const workflowFolder = await svc.admin.folders.create.mutate({
+    workspaceId,
+    name: `flows ${marker}`,
+    kind: 'workflow',
+  });
   const file = await upload(svc, key, {
     workspaceId,
     name: `${marker}.txt`,
@@ -141,6 +148,7 @@ async function furnish(
     rowId: row.body.data.row.id as string,
     fileId: file.body.data.file.id as string,
     folderId: (folder as { id: string }).id,
+    workflowFolderId: workflowFolder.id,
     knowledgeBaseId: kb.id as string,
     documentId,
     chunkId: chunk?.id as string,
@@ -231,6 +239,7 @@ export function idsOf(p: Place): string[] {
     p.rowId,
     p.fileId,
     p.folderId,
+    p.workflowFolderId,
     p.knowledgeBaseId,
     p.documentId,
   ];

@@ -65,7 +65,8 @@ function pathId(path: string, name: string, p: Place): string {
 }
 
 /** Query parameters that name resources, filled with the place's ids (the rest are left out). */
-function queryId(name: string, p: Place): string | undefined {
+function queryId(name: string, p: Place, path = ''): string | undefined {
+  if (name === 'folderId' && path.startsWith('/api/v1/workflows')) return p.workflowFolderId;
   return (
     {
       workflowIds: p.workflowId,
@@ -94,6 +95,8 @@ function fillBody(body: Json, ws: Place, res: Place, org: string | undefined): J
     else if (k === 'knowledgeBaseIds') out[k] = [res.knowledgeBaseId];
     else if (k === 'rowIds') out[k] = [res.rowId];
     else if (k === 'documentIds') out[k] = [res.documentId];
+    // Only the workflow routes take a folderId in a body.
+    else if (k === 'folderId') out[k] = res.workflowFolderId;
     else out[k] = fillBody(v, ws, res, org);
   }
   if (org && body.name !== undefined && 'skipDefaultWorkflow' in body) out.organizationId = org;
@@ -133,7 +136,7 @@ function buildProbe(
       const id = param.name === 'workspaceId' ? ws.workspaceId : pathId(o.path, param.name, res);
       path = path.replace(`{${param.name}}`, id);
     } else if (param.in === 'query') {
-      const value = param.name === 'workspaceId' ? ws.workspaceId : queryId(param.name, res);
+      const value = param.name === 'workspaceId' ? ws.workspaceId : queryId(param.name, res, o.path);
       if (value !== undefined) url.searchParams.set(param.name, value);
     }
   }

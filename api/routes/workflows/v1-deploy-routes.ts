@@ -254,7 +254,12 @@ export function v1DeployRoutes({ db, clock }: ApiDeps, guards: Guards) {
       const envelope = {
         version: '1.0' as const,
         exportedAt: clock().toISOString(),
-        workflow: { id: workflow.id, name: workflow.name, description: workflow.description },
+        workflow: {
+          id: workflow.id,
+          name: workflow.name,
+          description: workflow.description,
+          folderId: workflow.folderId,
+        },
         ...(q.version !== undefined ? { deployedVersion: q.version } : {}),
         definition: definition as Record<string, unknown>,
       };
@@ -275,6 +280,7 @@ export function v1DeployRoutes({ db, clock }: ApiDeps, guards: Guards) {
           workspaceId: body.workspaceId,
           name,
           ...(from.description !== undefined ? { description: from.description } : {}),
+          folderId: body.folderId ?? null,
           definition,
         });
         await recordAudit(tx, access.actor, {
@@ -283,7 +289,7 @@ export function v1DeployRoutes({ db, clock }: ApiDeps, guards: Guards) {
           action: 'workflow.imported',
           resourceType: 'workflow',
           resourceId: id,
-          metadata: { name },
+          metadata: { name, ...(body.folderId ? { folderId: body.folderId } : {}) },
         });
         return (await getWorkflow(tx, id)) as Workflow;
       });

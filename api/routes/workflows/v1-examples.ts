@@ -20,6 +20,7 @@ const summary = {
   workspaceId: EX.workspaceId,
   name: 'Greet',
   description: 'Says hello',
+  folderId: EX.folderId,
   isDeployed: true,
   deployedVersion: 1,
   deployedAt: EX.later,
@@ -43,12 +44,14 @@ export const createRequestExample = {
   workspaceId: EX.workspaceId,
   name: 'Greet',
   description: 'Says hello',
+  folderId: EX.folderId,
   definition: DEFINITION_EXAMPLE,
 };
 
 export const createYamlExample = `workspaceId: ${EX.workspaceId}
 name: Greet
 description: Says hello
+folderId: ${EX.folderId}
 definition:
   inputs:
     name: { type: string, required: true }
@@ -97,7 +100,7 @@ export const versionListExample = {
 export const exportExample = {
   version: '1.0',
   exportedAt: EX.later,
-  workflow: { id: EX.workflowId, name: 'Greet', description: 'Says hello' },
+  workflow: { id: EX.workflowId, name: 'Greet', description: 'Says hello', folderId: EX.folderId },
   definition: DEFINITION_EXAMPLE,
 };
 
@@ -105,6 +108,7 @@ export const importRequestExample = {
   workspaceId: EX.workspaceId,
   workflow: exportExample,
   name: 'Greet (copy)',
+  folderId: EX.folderId,
 };
 
 const BAD_DEFINITION = {
@@ -112,12 +116,18 @@ const BAD_DEFINITION = {
   details: [{ code: 'custom', path: ['definition', 'edges', 0, 'to'], message: 'Unknown block "dne"' }],
 };
 const NOT_FOUND = 'Workflow not found';
+const NO_FOLDER = {
+  error: 'Folder not found',
+  details: [
+    { code: 'custom', path: ['folderId'], message: 'No workflow folder with this id in the workspace' },
+  ],
+};
 const WORKFLOW_ID_400 = invalid(['workflowId'], 'Must be a UUID', 'invalid_format');
 
 export const listErrors: ErrorCases = {
   400: [invalid(['cursor'], 'Not a cursor returned by this endpoint', 'custom', 'Invalid request')],
   403: READ_DENIED,
-  404: 'Workspace not found',
+  404: ['Workspace not found', NO_FOLDER],
 };
 export const getErrors: ErrorCases = {
   400: WORKFLOW_ID_400,
@@ -127,12 +137,12 @@ export const getErrors: ErrorCases = {
 export const createErrors: ErrorCases = {
   400: [BAD_DEFINITION, invalid(['name'], 'Required', 'invalid_type', 'Invalid request body')],
   403: WRITE_DENIED,
-  404: 'Workspace not found',
+  404: ['Workspace not found', NO_FOLDER],
 };
 export const writeErrors: ErrorCases = {
   400: [WORKFLOW_ID_400, BAD_DEFINITION],
   403: RESOURCE_WRITE_DENIED,
-  404: NOT_FOUND,
+  404: [NOT_FOUND, NO_FOLDER],
 };
 export const undeployErrors: ErrorCases = {
   400: WORKFLOW_ID_400,
@@ -154,12 +164,19 @@ export const exportErrors: ErrorCases = {
   404: [NOT_FOUND, 'Version 7 of this workflow not found'],
 };
 export const importErrors: ErrorCases = {
-  400: {
-    error: 'Invalid workflow definition',
-    details: [
-      { code: 'custom', path: ['workflow', 'definition', 'edges', 0, 'to'], message: 'Unknown block "dne"' },
-    ],
-  },
+  400: [
+    {
+      error: 'Invalid workflow definition',
+      details: [
+        {
+          code: 'custom',
+          path: ['workflow', 'definition', 'edges', 0, 'to'],
+          message: 'Unknown block "dne"',
+        },
+      ],
+    },
+    NO_FOLDER,
+  ],
   403: WRITE_DENIED,
   404: 'Workspace not found',
 };

@@ -5,6 +5,7 @@
 import { createRoute } from '@hono/zod-openapi';
 import { authorizeWorkspace } from '../../../db/access.ts';
 import { archiveWorkflow } from '../../../db/workflow-archive.ts';
+import { requireWorkflowFolder } from '../../../db/workflow-folders.ts';
 import { listWorkflowPage } from '../../../db/workflow-pages.ts';
 import { createWorkflow, updateWorkflow, type Workflow } from '../../../db/workflows.ts';
 import { parseDefinition } from '../../../runner/executor/definition.ts';
@@ -48,6 +49,7 @@ export function presentWorkflow(w: Workflow) {
     workspaceId: w.workspaceId,
     name: w.name,
     description: w.description,
+    folderId: w.folderId,
     isDeployed: w.deployedVersion !== null,
     deployedVersion: w.deployedVersion,
     deployedAt: w.deployedAt,
@@ -71,7 +73,8 @@ export const listWorkflowsRoute = createRoute({
   summary: 'List workflows',
   description:
     "A workspace's workflows, oldest first, cursor-paged (`nextCursor` is absent on the last page; a " +
-    'cursor not returned by this endpoint is a 400). Read permission is enough.',
+    'cursor not returned by this endpoint is a 400); with `folderId`, only those in that workflow ' +
+    'folder. Read permission is enough.',
   request: { query: listWorkflowsQuery },
   responses: {
     200: ok(
@@ -89,7 +92,7 @@ export const getWorkflowRoute = createRoute({
   scope: 'workflows:read' as const,
   tags,
   summary: 'Get a workflow',
-  description: 'Name, description, draft definition, declared inputs, deployment and timestamps.',
+  description: 'Name, description, folder, draft definition, declared inputs, deployment and timestamps.',
   request: { params: workflowPath },
   responses: {
     200: ok({ description: 'The workflow', schema: workflowFound, example: workflowFoundExample }, 'api'),
@@ -131,8 +134,9 @@ export const updateWorkflowRoute = createRoute({
   tags,
   summary: 'Update a workflow',
   description:
-    'Changes any of name, description and the draft definition. The deployed version is left as it ' +
-    'is: deploy again to run the new draft. Needs write permission.',
+    'Changes any of name, description, folder (`folderId`, null for the top of the workspace) and the ' +
+    'draft definition. The deployed version is left as it is: deploy again to run the new draft. Needs ' +
+    'write permission.',
   request: {
     params: workflowPath,
     body: jsonBody(updateWorkflowBody, { description: 'Says hello, politely' }),
@@ -169,6 +173,7 @@ export function v1WorkflowRoutes({ db }: ApiDeps, guards: Guards) {
     .openapi(listWorkflowsRoute, async (c) => {
       const q = c.req.valid('query');
       await authorizeWorkspace(db, c.get('principal'), q.workspaceId, 'read');
+      if (q.folderId) await requireWorkflowFolder(db, q.workspaceId, q.folderId);
       const page = await listWorkflowPage(db, { ...q, deployedOnly: q.deployedOnly === 'true' });
       return c.json({ success: true as const, ...page }, 200);
     })
@@ -183,6 +188,7 @@ export function v1WorkflowRoutes({ db }: ApiDeps, guards: Guards) {
         workspaceId: body.workspaceId,
         name: body.name,
         ...(body.description !== undefined ? { description: body.description } : {}),
+        folderId: body.folderId ?? null,
         definition: parseDefinition(body.definition),
       });
       return c.json({ success: true as const, data: presentWorkflow(workflow) }, 201);
@@ -194,6 +200,7 @@ export function v1WorkflowRoutes({ db }: ApiDeps, guards: Guards) {
       const workflow = await updateWorkflow(db, access.actor, id, {
         ...(changes.name !== undefined ? { name: changes.name } : {}),
         ...(changes.description !== undefined ? { description: changes.description } : {}),
+        ...(changes.folderId !== undefined ? { folderId: changes.folderId } : {}),
         ...(definition === undefined ? {} : { definition: parseDefinition(definition) }),
       });
       return c.json({ success: true as const, data: presentWorkflow(workflow) }, 200);

@@ -13,12 +13,18 @@ export const workflowPath = z.object({ id: uuidParam('The workflow id', EX.workf
 export const listWorkflowsQuery = withFieldDocs(
   z.object({
     workspaceId: z.uuid(),
+    folderId: z.uuid().optional(),
     deployedOnly: z.enum(['true', 'false']).default('false'),
     limit: wholeNumberParam(1, 100).default(50),
     cursor: z.string().min(1).max(500).optional(),
   }),
   {
     workspaceId: { description: 'The workspace whose workflows to list', example: EX.workspaceId },
+    folderId: {
+      description:
+        'Only the workflows in this workflow folder (a 404 naming folderId when the workspace has no such folder)',
+      example: EX.folderId,
+    },
     deployedOnly: { description: '`true`: only workflows with a deployed version', example: 'false' },
     limit: { description: 'Workflows per page (1 to 100, default 50)', example: 50 },
     cursor: { description: cursorParam, example: NEXT_CURSOR },
@@ -27,6 +33,10 @@ export const listWorkflowsQuery = withFieldDocs(
 
 const name = z.string().trim().min(1).max(200).meta({ description: 'The name', example: 'Greet' });
 const description = z.string().max(2000).meta({ description: 'What it does', example: 'Says hello' });
+const folderId = z.uuid().meta({
+  description: 'A workflow folder of the workspace (a 404 naming folderId when it has no such folder)',
+  example: EX.folderId,
+});
 const definition = z
   .unknown()
   .refine((v) => v !== undefined, 'Required')
@@ -39,14 +49,28 @@ export const createWorkflowBody = z.object({
   workspaceId: z.uuid(),
   name,
   description: description.optional(),
+  folderId: folderId.nullable().optional(),
   definition,
 });
 
 export const updateWorkflowBody = z
-  .object({ name: name.optional(), description: description.optional(), definition: definition.optional() })
-  .refine((b) => b.name !== undefined || b.description !== undefined || b.definition !== undefined, {
-    message: 'Give at least one of name, description, definition',
-  });
+  .object({
+    name: name.optional(),
+    description: description.optional(),
+    folderId: folderId
+      .nullable()
+      .optional()
+      .meta({ description: 'Move it into this workflow folder of its workspace; null: to the top' }),
+    definition: definition.optional(),
+  })
+  .refine(
+    (b) =>
+      b.name !== undefined ||
+      b.description !== undefined ||
+      b.folderId !== undefined ||
+      b.definition !== undefined,
+    { message: 'Give at least one of name, description, folderId, definition' },
+  );
 
 export const rollbackBody = z.object({
   version: z
@@ -78,6 +102,7 @@ export const importBody = z.object({
       example: { version: '1.0', definition: DEFINITION_EXAMPLE },
     }),
   name: name.optional(),
+  folderId: folderId.nullable().optional(),
 });
 
 // --- Answers --------------------------------------------------------------------------------------
@@ -87,6 +112,10 @@ const summaryFields = {
   workspaceId: z.uuid(),
   name: z.string(),
   description: z.string(),
+  folderId: z
+    .uuid()
+    .nullable()
+    .meta({ description: 'Its workflow folder; null at the top of the workspace' }),
   isDeployed: z.boolean(),
   deployedVersion: z.number().int().nullable(),
   deployedAt: z.string().nullable(),
@@ -144,7 +173,15 @@ export const versionList = z.object({
 export const exportEnvelope = z.object({
   version: z.literal('1.0'),
   exportedAt: z.string(),
-  workflow: z.object({ id: z.uuid(), name: z.string(), description: z.string() }),
+  workflow: z.object({
+    id: z.uuid(),
+    name: z.string(),
+    description: z.string(),
+    folderId: z
+      .uuid()
+      .nullable()
+      .meta({ description: 'Its folder where it was exported (import takes its own)' }),
+  }),
   deployedVersion: z.number().int().optional().meta({ description: 'With `?version=N`: that version' }),
   definition: definitionAnswer,
 });

@@ -1,5 +1,6 @@
-// Workflows of the picked workspace with the version each runs; a new one is made on its own page.
-import { useQuery } from '@tanstack/react-query';
+// Workflows of the picked workspace with the version each runs and the folder each sits in (moved
+// with the select in its row); a new one is made on its own page.
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { ErrorNotice } from '../components/ErrorNotice.tsx';
 import { StatusBadge } from '../components/StatusBadge.tsx';
 import { dateTime } from '../format.ts';
@@ -9,10 +10,20 @@ import { useWorkspace } from '../workspace.tsx';
 
 export function Workflows() {
   const { workspace } = useWorkspace();
+  const queryClient = useQueryClient();
   const workflows = useQuery({
     queryKey: ['workflows.list', workspace?.id],
     queryFn: () => trpc.workflows.list.query({ workspaceId: workspace?.id as string }),
     enabled: !!workspace,
+  });
+  const folders = useQuery({
+    queryKey: ['folders.list', workspace?.id, 'workflow'],
+    queryFn: () => trpc.folders.list.query({ workspaceId: workspace?.id as string, kind: 'workflow' }),
+    enabled: !!workspace,
+  });
+  const move = useMutation({
+    mutationFn: (to: { id: string; folderId: string | null }) => trpc.workflows.update.mutate(to),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: ['workflows.list'] }),
   });
   return (
     <section>
@@ -24,11 +35,13 @@ export function Workflows() {
         </Link>
       </div>
       <ErrorNotice error={workflows.error} title="Could not list workflows" />
+      <ErrorNotice error={folders.error ?? move.error} title="Could not list or move to folders" />
       <div className="card flush">
         <table className="rows">
           <thead>
             <tr>
               <th>Name</th>
+              <th>Folder</th>
               <th>Deployed</th>
               <th>Deployed at</th>
               <th className="num">Blocks</th>
@@ -41,6 +54,21 @@ export function Workflows() {
                 <td>
                   <Link to={`/workflows/${w.id}`}>{w.name}</Link>
                   {w.description ? <div className="muted small">{w.description}</div> : null}
+                </td>
+                <td>
+                  <select
+                    aria-label={`Folder of ${w.name}`}
+                    value={w.folderId ?? ''}
+                    disabled={move.isPending}
+                    onChange={(e) => move.mutate({ id: w.id, folderId: e.target.value || null })}
+                  >
+                    <option value="">(top)</option>
+                    {(folders.data ?? []).map((f) => (
+                      <option key={f.id} value={f.id}>
+                        {f.name}
+                      </option>
+                    ))}
+                  </select>
                 </td>
                 <td>
                   {w.deployedVersion === null ? (
