@@ -17,19 +17,19 @@ export async function lockForResume(tx: Queryable, id: string): Promise<Executio
  * checkpoint becomes its output (`record`), the row turns `processing` (or `queued`, in a concurrency
  * group: its pause gave up its slot, and it claims one again as a parked execution does,
  * db/execution-parks.ts). Null when it is no longer paused at that context (nothing changed).
- * Answers whether the workflow has a concurrency limit.
+ * Answers whether the workflow has a concurrency limit, and the status it turned.
  */
 export async function resumePaused(
   tx: Queryable,
   row: ExecutionRow & { pause: StoredPause },
   record: unknown,
-): Promise<{ limited: boolean } | null> {
-  const [resumed] = await tx.query<{ limited: boolean }>(
+): Promise<{ limited: boolean; status: 'processing' | 'queued' } | null> {
+  const [resumed] = await tx.query<{ limited: boolean; status: 'processing' | 'queued' }>(
     `update executions
         set resume_at = null, pause = null,
             status = case when concurrency_group is null then 'processing' else 'queued' end
       where id = $1 and status = 'paused' and pause->>'contextId' = $2
-      returning concurrency_group is not null as limited`,
+      returning concurrency_group is not null as limited, status`,
     [row.id, row.pause.contextId],
   );
   if (!resumed) return null;

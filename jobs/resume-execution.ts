@@ -32,6 +32,8 @@ export interface ResumeRequest {
 export interface Resumed {
   executionId: string;
   workflowId: string;
+  /** `queued` when its workflow has a concurrency limit: it waits for a slot (db/execution-pauses.ts). */
+  status: 'processing' | 'queued';
   blockId: string;
   approved: boolean;
   data: Record<string, unknown>;
@@ -94,6 +96,7 @@ export function executionResumer(deps: { db: Db; config: Config; queue: PgBoss; 
       return {
         executionId: row.id,
         workflowId: row.workflow_id,
+        status: resumed.status,
         blockId: pause.blockId,
         approved: request.approved,
         data,

@@ -1,25 +1,11 @@
 // Workspace access judged under concurrency: requests that arrive together have their workspace and
 // permission read in one statement (db/access.ts), and each must still be judged by its own key,
 // workspace and need, exactly as when it arrives alone.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  addPerson,
-  createTenant,
-  startTestService,
-  type Tenant,
-  type TestService,
-} from '../helpers/service.ts';
+import { describe, expect, it } from 'vitest';
+import { addPerson } from '../helpers/service.ts';
+import { useService } from '../helpers/use-service.ts';
 
-let svc: TestService;
-let tenant: Tenant;
-let other: Tenant;
-
-beforeAll(async () => {
-  svc = await startTestService();
-  tenant = await createTenant(svc.admin, { plan: 'enterprise' });
-  other = await createTenant(svc.admin, { plan: 'enterprise' });
-});
-afterAll(() => svc.close());
+const { svc, tenant, other } = useService({ plan: 'enterprise' });
 
 const listTables = (key: string, workspaceId: string) =>
   svc.call('GET', '/api/v1/tables', { key, query: { workspaceId } });

@@ -1,25 +1,11 @@
 // The auth matrix of the public API: every request is judged by its X-API-Key before any route runs,
 // and a key acts only where its scope reaches.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { listen } from '../../http/serve.ts';
-import {
-  addPerson,
-  createTenant,
-  startTestService,
-  type Tenant,
-  type TestService,
-} from '../helpers/service.ts';
+import { addPerson } from '../helpers/service.ts';
+import { useService } from '../helpers/use-service.ts';
 
-let svc: TestService;
-let tenant: Tenant;
-let other: Tenant;
-
-beforeAll(async () => {
-  svc = await startTestService();
-  tenant = await createTenant(svc.admin, { plan: 'enterprise' });
-  other = await createTenant(svc.admin, { plan: 'enterprise' });
-});
-afterAll(() => svc.close());
+const { svc, tenant, other } = useService({ plan: 'enterprise' });
 
 const audit = (key: string | undefined, workspaceId: string) =>
   svc.call('GET', '/api/v1/audit-logs', { ...(key === undefined ? {} : { key }), query: { workspaceId } });

@@ -1,27 +1,12 @@
 // /api/v1/knowledge: creating a knowledge base, reading one and deleting one over the public API
 // (its documents' stored bytes removed and released from the storage quota), with who may do each.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  addPerson,
-  createTenant,
-  createWorkspace,
-  startTestService,
-  type Tenant,
-  type TestService,
-} from '../helpers/service.ts';
+import { describe, expect, it } from 'vitest';
+import { addPerson, createTenant, createWorkspace } from '../helpers/service.ts';
+import { useService } from '../helpers/use-service.ts';
 import { expectError, expectOk, localBlobs } from './files-helpers.ts';
 import { documentOf, ingest, prose, uploadDocument } from './knowledge-helpers.ts';
 
-let svc: TestService;
-let tenant: Tenant;
-let other: Tenant;
-
-beforeAll(async () => {
-  svc = await startTestService({}, { runner: true });
-  tenant = await createTenant(svc.admin, { plan: 'enterprise' });
-  other = await createTenant(svc.admin, { plan: 'enterprise' });
-});
-afterAll(() => svc.close());
+const { svc, tenant, other } = useService({ runner: true, plan: 'enterprise' });
 
 const create = (key: string, body: Record<string, unknown>) =>
   svc.call('POST', '/api/v1/knowledge', { key, body });

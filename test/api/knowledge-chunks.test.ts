@@ -2,27 +2,13 @@
 // embedded again: searches find the new words, not the old), disabled (not searched) and deleted,
 // with the document's figures kept true; and what is refused: a chunk of another document, another
 // base or tenant, a reader or read-only key, a document still processing, bad input.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  addPerson,
-  createTenant,
-  startTestService,
-  type Tenant,
-  type TestService,
-} from '../helpers/service.ts';
+import { describe, expect, it } from 'vitest';
+import { addPerson } from '../helpers/service.ts';
+import { useService } from '../helpers/use-service.ts';
 import { expectError, expectOk } from './files-helpers.ts';
 import { createKnowledgeBase, documentOf, ingest, prose, settled } from './knowledge-helpers.ts';
 
-let svc: TestService;
-let tenant: Tenant;
-let other: Tenant;
-
-beforeAll(async () => {
-  svc = await startTestService({}, { runner: true });
-  tenant = await createTenant(svc.admin, { plan: 'pro' });
-  other = await createTenant(svc.admin, { plan: 'pro' });
-});
-afterAll(() => svc.close());
+const { svc, tenant, other } = useService({ runner: true, plan: 'pro' });
 
 const chunksPath = (kb: string, doc: string, chunk?: number | string) =>
   `/api/v1/knowledge/${kb}/documents/${doc}/chunks${chunk === undefined ? '' : `/${chunk}`}`;

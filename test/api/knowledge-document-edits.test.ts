@@ -1,26 +1,12 @@
 // DELETE /api/v1/knowledge/{id}/documents/{documentId} and POST …/reprocess: who may, where the
 // document must be, and what each leaves behind (bytes, storage figures, a new processing round).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  addPerson,
-  createTenant,
-  startTestService,
-  type Tenant,
-  type TestService,
-} from '../helpers/service.ts';
+import { describe, expect, it } from 'vitest';
+import { addPerson } from '../helpers/service.ts';
+import { useService } from '../helpers/use-service.ts';
 import { expectError, expectOk, localBlobs } from './files-helpers.ts';
 import { createKnowledgeBase, documentOf, ingest, prose, settled } from './knowledge-helpers.ts';
 
-let svc: TestService;
-let tenant: Tenant;
-let other: Tenant;
-
-beforeAll(async () => {
-  svc = await startTestService({}, { runner: true });
-  tenant = await createTenant(svc.admin, { plan: 'pro' });
-  other = await createTenant(svc.admin, { plan: 'pro' });
-});
-afterAll(() => svc.close());
+const { svc, tenant, other } = useService({ runner: true, plan: 'pro' });
 
 const docPath = (kb: string, doc: string, tail = '') => `/api/v1/knowledge/${kb}/documents/${doc}${tail}`;
 

@@ -2,27 +2,13 @@
 // the bulk PATCH …/documents (enable, disable, delete by id): what searches see afterwards, the
 // audit entries and storage figures, and who may not (reader, read-only scope, other base, other
 // tenant, bad input), changing nothing.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  addPerson,
-  createTenant,
-  startTestService,
-  type Tenant,
-  type TestService,
-} from '../helpers/service.ts';
+import { describe, expect, it } from 'vitest';
+import { addPerson } from '../helpers/service.ts';
+import { useService } from '../helpers/use-service.ts';
 import { expectError, expectOk, localBlobs } from './files-helpers.ts';
 import { createKnowledgeBase, documentOf, ingest } from './knowledge-helpers.ts';
 
-let svc: TestService;
-let tenant: Tenant;
-let other: Tenant;
-
-beforeAll(async () => {
-  svc = await startTestService({}, { runner: true });
-  tenant = await createTenant(svc.admin, { plan: 'pro' });
-  other = await createTenant(svc.admin, { plan: 'pro' });
-});
-afterAll(() => svc.close());
+const { svc, tenant, other } = useService({ runner: true, plan: 'pro' });
 
 const docPath = (kb: string, doc = '') => `/api/v1/knowledge/${kb}/documents${doc ? `/${doc}` : ''}`;
 

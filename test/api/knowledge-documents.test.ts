@@ -1,16 +1,9 @@
 // GET /api/v1/knowledge/{id}/documents (7): every query parameter with its bounds and defaults
 // (limit, offset, search, enabledFilter, sortBy, sortOrder), the pagination object, the shape of
 // each document record, and who may list whose documents; and GET .../documents/{documentId}.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type ApiResponse,
-  addPerson,
-  createTenant,
-  createWorkspace,
-  startTestService,
-  type Tenant,
-  type TestService,
-} from '../helpers/service.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { type ApiResponse, addPerson, createWorkspace, type Tenant } from '../helpers/service.ts';
+import { useService } from '../helpers/use-service.ts';
 import { expectError, expectOk } from './files-helpers.ts';
 import { createKnowledgeBase, ingest, prose, settled, uploadDocument } from './knowledge-helpers.ts';
 
@@ -29,16 +22,7 @@ interface Doc {
   createdAt: string;
 }
 
-let svc: TestService;
-let tenant: Tenant;
-let other: Tenant;
-
-beforeAll(async () => {
-  svc = await startTestService({}, { runner: true });
-  tenant = await createTenant(svc.admin, { plan: 'enterprise' });
-  other = await createTenant(svc.admin, { plan: 'enterprise' });
-});
-afterAll(() => svc.close());
+const { svc, tenant, other } = useService({ runner: true, plan: 'enterprise' });
 
 /** A workspace of its own per test, so names and counts do not meet. */
 const freshWorkspace = (t: Tenant = tenant) => createWorkspace(svc.admin, t);

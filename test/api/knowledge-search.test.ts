@@ -2,21 +2,13 @@
 // full text, search by tags alone, every tag operator of every tag type (escaping included), tags
 // that sit in different slots in different knowledge bases, and the requests that fail: 400s for
 // bad filters and bounds, 404 for a knowledge base of another workspace.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTenant, startTestService, type Tenant, type TestService } from '../helpers/service.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Tenant } from '../helpers/service.ts';
+import { useService } from '../helpers/use-service.ts';
 import { expectError, expectOk } from './files-helpers.ts';
 import { createKnowledgeBase, ingest } from './knowledge-helpers.ts';
 
-let svc: TestService;
-let tenant: Tenant;
-let other: Tenant;
-
-beforeAll(async () => {
-  svc = await startTestService({}, { runner: true });
-  tenant = await createTenant(svc.admin, { plan: 'enterprise' });
-  other = await createTenant(svc.admin, { plan: 'enterprise' });
-});
-afterAll(() => svc.close());
+const { svc, tenant, other } = useService({ runner: true, plan: 'enterprise' });
 
 async function freshWorkspace(t: Tenant = tenant) {
   const ws = await svc.admin.workspaces.create.mutate({

@@ -1,27 +1,13 @@
 // Tag definitions over the public API (GET/POST /api/v1/knowledge/{id}/tags, DELETE …/tags/{tagName})
 // and the document list's `tag.<name>=<value>` filters: defined, listed, used to filter, deleted
 // (values cleared, slot freed); refused for readers, read-only keys, other tenants, bad input.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  addPerson,
-  createTenant,
-  startTestService,
-  type Tenant,
-  type TestService,
-} from '../helpers/service.ts';
+import { describe, expect, it } from 'vitest';
+import { addPerson } from '../helpers/service.ts';
+import { useService } from '../helpers/use-service.ts';
 import { expectError, expectOk } from './files-helpers.ts';
 import { createKnowledgeBase, ingest } from './knowledge-helpers.ts';
 
-let svc: TestService;
-let tenant: Tenant;
-let other: Tenant;
-
-beforeAll(async () => {
-  svc = await startTestService({}, { runner: true });
-  tenant = await createTenant(svc.admin, { plan: 'pro' });
-  other = await createTenant(svc.admin, { plan: 'pro' });
-});
-afterAll(() => svc.close());
+const { svc, tenant, other } = useService({ runner: true, plan: 'pro' });
 
 const tagsPath = (kb: string, name?: string) =>
   `/api/v1/knowledge/${kb}/tags${name === undefined ? '' : `/${encodeURIComponent(name)}`}`;

@@ -1,27 +1,13 @@
 // POST /api/v1/knowledge/{id}/documents with a JSON body {workspaceId, name, text}: a document from
 // text, processed and searched as an upload of the same bytes is, under the same quota and
 // duplicate rules; and the requests it refuses, storing nothing.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  addPerson,
-  createTenant,
-  startTestService,
-  type Tenant,
-  type TestService,
-} from '../helpers/service.ts';
+import { describe, expect, it } from 'vitest';
+import { addPerson } from '../helpers/service.ts';
+import { useService } from '../helpers/use-service.ts';
 import { expectError, expectOk, localBlobs } from './files-helpers.ts';
 import { createKnowledgeBase, settled, uploadDocument } from './knowledge-helpers.ts';
 
-let svc: TestService;
-let tenant: Tenant;
-let other: Tenant;
-
-beforeAll(async () => {
-  svc = await startTestService({}, { runner: true });
-  tenant = await createTenant(svc.admin, { plan: 'pro' });
-  other = await createTenant(svc.admin, { plan: 'pro' });
-});
-afterAll(() => svc.close());
+const { svc, tenant, other } = useService({ runner: true, plan: 'pro' });
 
 const docs = (kb: string) => `/api/v1/knowledge/${kb}/documents`;
 const usedBytes = async () =>

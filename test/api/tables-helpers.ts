@@ -9,6 +9,7 @@ import {
   type Tenant,
   type TestService,
 } from '../helpers/service.ts';
+import { madeLater } from '../helpers/use-service.ts';
 
 type Body = Record<string, unknown>;
 
@@ -66,24 +67,6 @@ export async function roomyTenant(svc: TestService, overrides: QuotaOverrides = 
     ...overrides,
   });
   return tenant;
-}
-
-/**
- * Stands in for a value a file's beforeAll makes: every read goes to that value once it exists. So a
- * file names its service, tenant and APIs at the top, in one line, and its tests use them as they are.
- */
-function madeLater<T extends object>(get: () => T | undefined, what: string): T {
-  const value = () => {
-    const v = get();
-    if (!v) throw new Error(`${what} is read before the file's beforeAll made it`);
-    return v;
-  };
-  return new Proxy({} as T, {
-    get: (_, key) => Reflect.get(value(), key),
-    has: (_, key) => Reflect.has(value(), key),
-    ownKeys: () => Reflect.ownKeys(value()),
-    getOwnPropertyDescriptor: (_, key) => Reflect.getOwnPropertyDescriptor(value(), key),
-  });
 }
 
 /**

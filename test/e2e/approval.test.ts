@@ -174,6 +174,8 @@ describe('approval blocks', () => {
     ]);
     expect([a.status, b.status].sort()).toEqual([202, 409]);
     const winner = a.status === 202 ? a : b;
+    // No concurrency limit: it goes on at once.
+    expect(winner.body.status).toBe('processing');
     const done = await pollJob(svc.call, tenant.key, id);
     if (winner.body.approved) {
       expect(done.body).toMatchObject({
@@ -332,7 +334,9 @@ describe('approval blocks', () => {
     // The pause let go of the only slot: the second takes it and holds it.
     const second = await start(wf, { path: 'hold-second' });
     await until(async () => (held.length > 0 ? true : undefined), 'the second to hold its slot');
-    expect((await resume(pause, { approved: true })).status).toBe(202);
+    const answer = await resume(pause, { approved: true });
+    expect(answer.status).toBe(202);
+    expect(answer.body.status).toBe('queued');
     await until(async () => {
       const open = await svc.db.query<{ n: number }>(
         `select count(*)::int as n from pgboss.job where data->>'executionId' = $1 and state < 'completed'`,

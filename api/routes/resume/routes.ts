@@ -123,7 +123,7 @@ export function resumeRoutes(deps: ApiDeps, guards: Guards) {
           success: true as const,
           async: true as const,
           executionId,
-          status: 'processing' as const,
+          status: done.status,
           approved: done.approved,
           data: done.data,
           by: done.by,

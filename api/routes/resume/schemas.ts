@@ -28,7 +28,10 @@ export const resumeAnswer = z
     success: z.literal(true),
     async: z.literal(true).meta({ description: 'The execution goes on in the background: poll its job' }),
     executionId: z.uuid(),
-    status: z.literal('processing'),
+    status: z.enum(['processing', 'queued']).meta({
+      description:
+        '`processing`: it goes on at once; `queued`: its workflow has a concurrency limit, and it waits for a slot',
+    }),
     approved: z.boolean(),
     data: z
       .record(z.string(), z.unknown())
