@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resumeDueExecutions } from '../../jobs/resume-parked.ts';
-import { killAll, serviceRunnerEnv, startRunnerProcess } from '../helpers/runner-processes.ts';
+import { killAll, startServiceRunner } from '../helpers/runner-processes.ts';
 import {
   addPerson,
   adminError,
@@ -423,8 +423,7 @@ describe.runIf(Boolean(process.env.TEST_DATABASE_URL))('paused executions across
   });
 
   it('a resume after the runner that paused it was killed goes on in another runner, once', async () => {
-    const env = { ...serviceRunnerEnv(own), HTTP_ALLOW_LIST: '127.0.0.1' };
-    await startRunnerProcess(env, runners);
+    await startServiceRunner(own, runners);
     const wf = await deployWorkflow(own.admin, ownTenant.workspace.id, approvalFlow('t=9'));
     const res = await own.call('POST', `/api/workflows/${wf}/execute`, {
       key: ownTenant.key,
@@ -436,7 +435,7 @@ describe.runIf(Boolean(process.env.TEST_DATABASE_URL))('paused executions across
       return r.body.metadata?.pause;
     }, 'the execution to pause');
     await killAll(runners);
-    await startRunnerProcess(env, runners);
+    await startServiceRunner(own, runners);
     const answer = await own.call('POST', pause.resumeUrl, {
       key: ownTenant.key,
       body: { approved: true, data: { comment: 'after restart' } },

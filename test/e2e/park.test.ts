@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QUEUES } from '../../jobs/queues.ts';
 import { resumeDueExecutions } from '../../jobs/resume-parked.ts';
-import { killAll, serviceRunnerEnv, startRunnerProcess } from '../helpers/runner-processes.ts';
+import { killAll, startServiceRunner } from '../helpers/runner-processes.ts';
 import { createTenant, startTestService, type Tenant, type TestService } from '../helpers/service.ts';
 import { deployWorkflow, pollJob } from '../helpers/workflows.ts';
 
@@ -302,8 +302,7 @@ describe.runIf(Boolean(process.env.TEST_DATABASE_URL))('parked executions across
   });
 
   it('survives the kill of the runner that parked it; another runner resumes it once', async () => {
-    const env = { ...serviceRunnerEnv(own), HTTP_ALLOW_LIST: '127.0.0.1' };
-    await startRunnerProcess(env, runners);
+    await startServiceRunner(own, runners);
     const wf = await deployWorkflow(own.admin, ownTenant.workspace.id, waitFlow('t=6'));
     const res = await own.call('POST', `/api/workflows/${wf}/execute`, {
       key: ownTenant.key,
@@ -315,7 +314,7 @@ describe.runIf(Boolean(process.env.TEST_DATABASE_URL))('parked executions across
       return r.body.metadata?.resumeAt ? true : undefined;
     }, 'the execution to park');
     await killAll(runners);
-    await startRunnerProcess(env, runners);
+    await startServiceRunner(own, runners);
     // A runner process keeps the system clock: the hour passes by moving the due time instead (the
     // row's, and the parked checkpoint's, which a runner checks again when it resumes).
     await own.db.query(`update executions set resume_at = now() - interval '1 second' where id = $1`, [id]);
