@@ -21,7 +21,7 @@ import {
 } from '../db/executions.ts';
 import { loadSecrets } from '../db/secrets.ts';
 import { createVersionCache } from '../db/version-cache.ts';
-import { deployedVersion } from '../db/workflows.ts';
+import { deployedVersion } from '../db/workflow-deployments.ts';
 import { completeJobsStatement, type JobAttempt } from '../jobs/boss.ts';
 import { releaseSlots } from '../jobs/concurrency-slots.ts';
 import { QUEUES, type WorkflowExecutePayload } from '../jobs/queues.ts';

@@ -2,15 +2,12 @@
 import { z } from 'zod';
 import { ADMIN_ACTOR } from '../../db/audit-logs.ts';
 import {
-  createWorkflow,
   deployWorkflow,
-  getWorkflow,
   listVersions,
-  listWorkflows,
   rollbackWorkflow,
   undeployWorkflow,
-  updateWorkflow,
-} from '../../db/workflows.ts';
+} from '../../db/workflow-deployments.ts';
+import { createWorkflow, getWorkflow, listWorkflows, updateWorkflow } from '../../db/workflows.ts';
 import { notFound } from '../../errors.ts';
 import { parseDefinition } from '../../runner/executor/definition.ts';
 import { procedure, router } from '../trpc.ts';

@@ -3,7 +3,8 @@
 // execution, so every request must be admitted.
 import { ADMIN_ACTOR } from '../../db/audit-logs.ts';
 import { setQuotas } from '../../db/quotas.ts';
-import { createWorkflow, deployWorkflow } from '../../db/workflows.ts';
+import { deployWorkflow } from '../../db/workflow-deployments.ts';
+import { createWorkflow } from '../../db/workflows.ts';
 import { parseDefinition } from '../../runner/executor/definition.ts';
 import type { ScratchService } from './scratch-service.ts';
 

@@ -2,7 +2,7 @@
 // of the deployed version. A fresh server per POST (see routes.ts: the API is stateless).
 import type { WorkspaceAccess } from '../../../db/access.ts';
 import type { Principal } from '../../../db/api-keys.ts';
-import { listDeployedWorkflows } from '../../../db/workflows.ts';
+import { listDeployedWorkflows } from '../../../db/workflow-deployments.ts';
 import type { ApiDeps } from '../../context.ts';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, Server } from './sdk.ts';
 import { mcpToolCaller } from './tool-calls.ts';

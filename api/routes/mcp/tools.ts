@@ -2,7 +2,7 @@
 // description, and a JSON Schema of its declared inputs. Pure: the same workflows always give the
 // same tools, so any API process answers a client's tools/list and tools/call alike.
 import { slugify } from '../../../db/slugs.ts';
-import type { DeployedWorkflow } from '../../../db/workflows.ts';
+import type { DeployedWorkflow } from '../../../db/workflow-deployments.ts';
 import type { InputSpec } from '../../../runner/executor/definition.ts';
 import type { Tool } from './sdk.ts';
 

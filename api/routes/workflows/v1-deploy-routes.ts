@@ -8,13 +8,11 @@ import { authorizeWorkspace } from '../../../db/access.ts';
 import { recordAudit } from '../../../db/audit-logs.ts';
 import {
   deployWorkflow,
-  getWorkflow,
-  insertWorkflow,
   listVersions,
   rollbackWorkflow,
   undeployWorkflow,
-  type Workflow,
-} from '../../../db/workflows.ts';
+} from '../../../db/workflow-deployments.ts';
+import { getWorkflow, insertWorkflow, type Workflow } from '../../../db/workflows.ts';
 import { ServiceError } from '../../../errors.ts';
 import { parseDefinition } from '../../../runner/executor/definition.ts';
 import type { ApiDeps } from '../../context.ts';
