@@ -8,15 +8,11 @@
 // in the same run by MiniSearch (plain Okapi BM25: k 1.2, b 0.75, no BM25+ δ, no stemming, prefix
 // or fuzzy matching) over the very same chunks.
 // BENCH_CHUNK_TOKENS sets the base's chunk size (default 128 tokens, about a paragraph).
-import { randomUUID } from 'node:crypto';
 import MiniSearch from 'minisearch';
-import { startApi } from '../api/start.ts';
 import { createKnowledgeBase } from '../db/knowledge/bases.ts';
-import { createLogger } from '../logger.ts';
 import { LOCAL_EMBEDDING_MODEL } from '../runner/embeddings/local.ts';
-import { startRunner } from '../runner/runner.ts';
+import { documentUpload, startIngestingService, waitAllSettled } from './lib/ingesting-service.ts';
 import { CHAPTERS, chapterHtml, QUESTIONS, type Question } from './lib/quality-corpus.ts';
-import { startScratchService } from './lib/scratch-service.ts';
 import { printTable } from './lib/table.ts';
 
 const CHUNK_TOKENS = Number(process.env.BENCH_CHUNK_TOKENS ?? 128);
@@ -44,24 +40,7 @@ function score(lists: Found[][]) {
   return { recall: recall / lists.length, mrr: mrr / lists.length };
 }
 
-function multipart(workspaceId: string, name: string, content: string) {
-  const boundary = `----bench${randomUUID()}`;
-  const body =
-    `--${boundary}\r\nContent-Disposition: form-data; name="workspaceId"\r\n\r\n${workspaceId}\r\n` +
-    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\n` +
-    `Content-Type: text/html\r\n\r\n${content}\r\n--${boundary}--\r\n`;
-  return { body, contentType: `multipart/form-data; boundary=${boundary}` };
-}
-
-const svc = await startScratchService({ BILLING_ENABLED: 'false' });
-const log = createLogger('error');
-const runner = await startRunner({
-  db: svc.db,
-  config: svc.config,
-  log,
-  encryptionKey: svc.config.ENCRYPTION_KEY as Buffer,
-});
-const api = await startApi({ db: svc.db, config: svc.config, log, queue: runner.boss });
+const { svc, api, close } = await startIngestingService({ BILLING_ENABLED: 'false' });
 try {
   const kb = await createKnowledgeBase(
     svc.db,
@@ -76,7 +55,12 @@ try {
   const request = (path: string, init: RequestInit) =>
     api.app.request(path, { ...init, headers: { 'X-API-Key': svc.apiKey, ...init.headers } });
   for (const chapter of CHAPTERS) {
-    const { body, contentType } = multipart(svc.workspaceId, chapter.file, chapterHtml(chapter));
+    const { body, contentType } = documentUpload(
+      svc.workspaceId,
+      chapter.file,
+      chapterHtml(chapter),
+      'text/html',
+    );
     const res = await request(`/api/v1/knowledge/${kb.id}/documents`, {
       method: 'POST',
       headers: { 'Content-Type': contentType },
@@ -84,17 +68,7 @@ try {
     });
     if (res.status !== 200) throw new Error(`upload: ${res.status} ${await res.text()}`);
   }
-  for (;;) {
-    const [row] = await svc.db.query<{ open: string; failed: string }>(
-      `select count(*) filter (where processing_status in ('pending', 'processing')) as open,
-              count(*) filter (where processing_status = 'failed') as failed
-         from knowledge_documents where knowledge_base_id = $1`,
-      [kb.id],
-    );
-    if (Number(row?.failed)) throw new Error('a chapter failed to process');
-    if (!Number(row?.open)) break;
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  await waitAllSettled(svc.db, kb.id);
   const chunks = await svc.db.query<{ id: string; file: string; content: string }>(
     `select c.id, d.filename as file, c.content from knowledge_chunks c
        join knowledge_documents d on d.id = c.document_id and c.generation = d.live_generation
@@ -171,7 +145,5 @@ try {
     `default mode (vector) at least matches BM25: ${vector.recall >= baseline.recall && vector.mrr >= baseline.mrr ? 'yes' : 'NO'}`,
   );
 } finally {
-  await api.close();
-  await runner.stop();
-  await svc.dispose();
+  await close();
 }

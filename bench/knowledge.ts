@@ -10,13 +10,12 @@
 //    scan, the baseline) of the same queries; recall@10 of the index against exact search.
 import { randomUUID } from 'node:crypto';
 import { startApi } from '../api/start.ts';
-import type { Db } from '../db/client.ts';
 import { createKnowledgeBase } from '../db/knowledge/bases.ts';
 import { insertChunks } from '../db/knowledge/ingestion.ts';
 import { vectorLiteral } from '../db/vectors.ts';
 import { createLogger } from '../logger.ts';
 import { embedLocal, LOCAL_EMBEDDING_MODEL } from '../runner/embeddings/local.ts';
-import { startRunner } from '../runner/runner.ts';
+import { documentUpload, startIngestingService, waitAllSettled } from './lib/ingesting-service.ts';
 import { startScratchService } from './lib/scratch-service.ts';
 import { printTable } from './lib/table.ts';
 
@@ -112,41 +111,10 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const percentile = (xs: number[], p: number) =>
   [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))] as number;
 
-function multipartBody(workspaceId: string, name: string, content: string) {
-  const boundary = `----bench${randomUUID()}`;
-  const body =
-    `--${boundary}\r\nContent-Disposition: form-data; name="workspaceId"\r\n\r\n${workspaceId}\r\n` +
-    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\n` +
-    `Content-Type: text/plain\r\n\r\n${content}\r\n--${boundary}--\r\n`;
-  return { body, contentType: `multipart/form-data; boundary=${boundary}` };
-}
-
-async function waitAllSettled(db: Db, knowledgeBaseId: string) {
-  for (;;) {
-    const [row] = await db.query<{ open: number | string; failed: number | string }>(
-      `select count(*) filter (where processing_status in ('pending', 'processing')) as open,
-              count(*) filter (where processing_status = 'failed') as failed
-         from knowledge_documents where knowledge_base_id = $1`,
-      [knowledgeBaseId],
-    );
-    if (Number(row?.failed)) throw new Error('a document failed');
-    if (!Number(row?.open)) return;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
 // ---- 1. Ingestion ----
 
 async function benchIngestion() {
-  const svc = await startScratchService();
-  const log = createLogger('error');
-  const runner = await startRunner({
-    db: svc.db,
-    config: svc.config,
-    log,
-    encryptionKey: svc.config.ENCRYPTION_KEY as Buffer,
-  });
-  const api = await startApi({ db: svc.db, config: svc.config, log, queue: runner.boss });
+  const { svc, api, close } = await startIngestingService();
   await svc.db.query(
     `create table raw_chunks (like knowledge_chunks including defaults including identity including generated including indexes)`,
   );
@@ -164,7 +132,7 @@ async function benchIngestion() {
     const started = performance.now();
     await Promise.all(
       corpus.map(async (content, i) => {
-        const { body, contentType } = multipartBody(svc.workspaceId, `doc-${i}.txt`, content);
+        const { body, contentType } = documentUpload(svc.workspaceId, `doc-${i}.txt`, content);
         const res = await api.app.request(`/api/v1/knowledge/${kb.id}/documents`, {
           method: 'POST',
           headers: { 'X-API-Key': svc.apiKey, 'Content-Type': contentType },
@@ -225,9 +193,7 @@ async function benchIngestion() {
       raw.push(await rawRound(rows));
     }
   } finally {
-    await api.close();
-    await runner.stop();
-    await svc.dispose();
+    await close();
   }
   return { chunks: rows.length, ours: median(ours), raw: median(raw) };
 }
