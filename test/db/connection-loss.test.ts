@@ -49,8 +49,18 @@ async function terminateRunning(marker: string) {
   throw new Error(`no running statement with ${marker}`);
 }
 
-/** A TCP proxy to the server that can refuse connections (down) and take them again (up). */
-async function tcpProxy(target: URL) {
+/**
+ * A TCP proxy to the server that can refuse connections (down) and take them again (up). With
+ * `downAt`, it goes down by itself the moment a client sends bytes that match.
+ */
+async function tcpProxy(
+  target: URL,
+  options: {
+    downAt?: (clientBytes: Buffer) => boolean;
+    /** Answers the client these bytes and closes its connection the moment it sends bytes that match. */
+    cutAt?: (clientBytes: Buffer) => Buffer | null;
+  } = {},
+) {
   const sockets = new Set<Socket>();
   let server: Server | null = null;
   let port = 0;
@@ -66,7 +76,18 @@ async function tcpProxy(target: URL) {
             upstream.destroy();
           });
         }
-        client.pipe(upstream).pipe(client);
+        const { downAt, cutAt } = options;
+        if (downAt || cutAt)
+          client.on('data', (bytes: Buffer) => {
+            const last = cutAt?.(bytes);
+            if (last) {
+              client.end(last);
+              upstream.destroy();
+            } else if (downAt?.(bytes)) void down();
+            else upstream.write(bytes);
+          });
+        else client.pipe(upstream);
+        upstream.pipe(client);
       });
       server = listening;
       listening.listen(port, '127.0.0.1', () => {
@@ -90,6 +111,15 @@ async function tcpProxy(target: URL) {
     up,
     down,
   };
+}
+
+/** A protocol ErrorResponse message, as a server sends it. */
+function errorResponse(severity: string, code: string, message: string) {
+  const fields = Buffer.from(`S${severity}\0V${severity}\0C${code}\0M${message}\0\0`);
+  const head = Buffer.alloc(5);
+  head.write('E', 0);
+  head.writeUInt32BE(fields.length + 4, 1);
+  return Buffer.concat([head, fields]);
 }
 
 /** Every connection of the pool answers: as many concurrent statements as it has connections. */
@@ -170,6 +200,63 @@ describe.runIf(process.env.TEST_DATABASE_URL)('a connection the server closes', 
         expect(r).toEqual({ error: expect.stringMatching(/^(ECONNREFUSED|CONNECTION_CLOSED)$/) });
       await proxy.up();
       expect(await within(pool.script('select 42 as n'))).toEqual({ value: [{ n: 42 }] });
+      await expectWholePool(pool);
+    } finally {
+      await pool.close();
+      await proxy.down();
+    }
+  });
+
+  it('loses a connection while it reads the array types, with the server down: fails the caller only', async () => {
+    // A new connection first reads the server's array types, then runs the statement it was opened
+    // for. Closed during that read, it reconnects; refused, postgres.js rejected the types query,
+    // which no one awaits: an unhandled rejection, which ends a Node process (vitest fails the run).
+    const unhandled: unknown[] = [];
+    const collect = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', collect);
+    let armed = true;
+    const proxy = await tcpProxy(new URL(tdb.url as string), {
+      downAt: (bytes) => armed && bytes.includes('typarray'),
+    });
+    const url = new URL(tdb.url as string);
+    url.port = String(proxy.port);
+    const pool = openPostgres(url.toString(), { max: POOL });
+    try {
+      const first = await within(pool.query('select $1::int[] as a', [[1, 2]]));
+      expect(first).toEqual({ error: expect.stringMatching(/^(ECONNREFUSED|CONNECTION_CLOSED)$/) });
+      // Unhandled rejections are reported once the current macrotask's promises have run.
+      for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve));
+      expect(unhandled).toEqual([]);
+      armed = false;
+      await proxy.up();
+      // The types are read on the next connection: an array parameter works.
+      expect(await within(pool.query('select $1::int[] as a', [[1, 2]]))).toEqual({ value: [{ a: [1, 2] }] });
+      await expectWholePool(pool);
+    } finally {
+      process.off('unhandledRejection', collect);
+      await pool.close();
+      await proxy.down();
+    }
+  });
+
+  it('loses a connection while it reads the array types, after a FATAL: runs the caller on the next', async () => {
+    // A server shutting down says FATAL (57P01) and closes. Arrived while the new connection read the
+    // array types, postgres.js kept that error, and the reconnect's first ReadyForQuery failed the
+    // statement the connection was opened for with it, though the new connection was fine.
+    let armed = true;
+    const proxy = await tcpProxy(new URL(tdb.url as string), {
+      cutAt: (bytes) => {
+        if (!(armed && bytes.includes('typarray'))) return null;
+        armed = false;
+        return errorResponse('FATAL', '57P01', 'terminating connection due to administrator command');
+      },
+    });
+    const url = new URL(tdb.url as string);
+    url.port = String(proxy.port);
+    const pool = openPostgres(url.toString(), { max: POOL });
+    try {
+      expect(await within(pool.query('select $1::int[] as a', [[1, 2]]))).toEqual({ value: [{ a: [1, 2] }] });
+      expect(armed).toBe(false);
       await expectWholePool(pool);
     } finally {
       await pool.close();
