@@ -9,6 +9,8 @@ import { WAKE_CHANNEL } from '../jobs/queues.ts';
 import type { Logger } from '../logger.ts';
 
 const HEARTBEAT_MS = 3000;
+/** How long a statement of the pump may take by default (a runner passes half its heartbeat). */
+const DEADLINE_MS = 30_000;
 
 export interface PumpOptions<T> {
   boss: PgBoss;
@@ -29,6 +31,8 @@ export interface PumpOptions<T> {
   pollMs?: number;
   /** How often the jobs in hand are marked alive (tests shorten it). */
   heartbeatMs?: number;
+  /** How long a fetch, or a statement in the pump's own lane, may take (see settleLane). */
+  settleDeadlineMs?: number;
 }
 
 export interface Pump {
@@ -48,7 +52,8 @@ export async function startPump<T>(o: PumpOptions<T>): Promise<Pump> {
   // executions, most of them), while a new job's own wake-up starts it at once anyway.
   let backlog = true;
   const refillBatch = Math.max(1, Math.floor(o.concurrency / 4));
-  const settle = o.settle ?? settleLane();
+  const deadlineMs = o.settleDeadlineMs ?? DEADLINE_MS;
+  const settle = o.settle ?? settleLane(deadlineMs);
 
   const fill = async () => {
     if (fetching) {
@@ -65,7 +70,9 @@ export async function startPump<T>(o: PumpOptions<T>): Promise<Pump> {
             backlog = true;
             break;
           }
-          const jobs = await o.boss.fetch<T>(o.queue, { batchSize: free });
+          // Bounded like the lane's statements: a fetch that never came back kept `fetching` set,
+          // and the pump never fetched again.
+          const jobs = await withDeadline(o.boss.fetch<T>(o.queue, { batchSize: free }), deadlineMs);
           for (const job of jobs) inFlight.set(job.id, { job, done: run(job) });
           backlog = jobs.length === free;
           if (!backlog) break;
@@ -109,11 +116,20 @@ export async function startPump<T>(o: PumpOptions<T>): Promise<Pump> {
   const poll = setInterval(() => void fill(), o.pollMs ?? 1000);
   // Heartbeats tell pg-boss these jobs are alive; a killed runner stops sending them. Every few
   // seconds, well inside the shortest heartbeat pg-boss allows (10 s), whatever a job was sent with.
+  // One heartbeat in the lane at a time, marking the jobs in hand when its turn comes: with the
+  // database slow to answer, a heartbeat per tick piled up in the lane ahead of the completions.
+  let beating = false;
   const heartbeat = setInterval(() => {
-    if (inFlight.size) {
+    if (!inFlight.size || beating) return;
+    beating = true;
+    void settle(async () => {
       const jobs = [...inFlight.values()].map((f) => f.job);
-      void settle(() => o.boss.touch(o.queue, jobs)).catch((err) => o.log.warn('heartbeat failed', { err }));
-    }
+      if (jobs.length) await o.boss.touch(o.queue, jobs);
+    })
+      .catch((err) => o.log.warn('heartbeat failed', { err }))
+      .finally(() => {
+        beating = false;
+      });
   }, o.heartbeatMs ?? HEARTBEAT_MS);
   void fill();
 
@@ -140,12 +156,34 @@ export type SettleLane = <R>(call: () => Promise<R>) => Promise<R>;
  * and a completion a batch of them: run at the same time, the two statements lock the same job rows
  * in whatever order each one's plan visits them, and Postgres breaks the deadlock by failing one (a
  * completion failed so would send a finished job round again). One at a time, they never collide.
+ *
+ * A call that has not settled within `deadlineMs` fails, and the lane goes on without it. Every job
+ * in hand waits behind the call in the lane, its heartbeat too: one statement that never comes back
+ * (a connection lost without a word, a driver that loses track of a query in a restart) would
+ * otherwise stop the runner for good, each of its jobs then retried until none were left (after a
+ * Postgres restart, every execution a runner took failed that way). Failing the call is safe:
+ * settles are fenced to the attempt they name, and an execution's end is recorded once.
  */
-export function settleLane(): SettleLane {
+export function settleLane(deadlineMs = DEADLINE_MS): SettleLane {
   let tail: Promise<unknown> = Promise.resolve();
   return <R>(call: () => Promise<R>): Promise<R> => {
-    const result = tail.then(call, call);
+    const run = () => withDeadline(call(), deadlineMs);
+    const result = tail.then(run, run);
     tail = result.catch(() => {});
     return result;
   };
+}
+
+/** The promise, or a rejection once ms have passed without it settling. */
+function withDeadline<R>(promise: Promise<R>, ms: number): Promise<R> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`A queue statement did not come back within ${ms / 1000} s`)),
+      ms,
+    );
+  });
+  // Settled late, after the lane gave up on it: nothing waits for it any longer.
+  promise.catch(() => {});
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }

@@ -85,10 +85,13 @@ export async function startRunner(deps: {
   const embedders = createEmbedders(config, { embedLocalBatch: ingestPool.embedLocal });
   const storage = createStorage(config);
   const shutdown = new AbortController();
-  const common = { boss, db, log };
+  // A statement settling jobs gives up at half their heartbeat: the lane it holds up carries the
+  // heartbeats too, so the jobs in hand are marked alive again before they would be taken over.
+  const settleDeadlineMs = config.QUEUE_HEARTBEAT_SECONDS * 500;
+  const common = { boss, db, log, settleDeadlineMs };
   const sendCallbacks = callbackSender(boss, config);
   // Executions complete their own jobs, in the statements that record their ends.
-  const settleExecutions = settleLane();
+  const settleExecutions = settleLane(settleDeadlineMs);
   const cancels = await startCancelWatch(db, log);
   const executions = await startPump<WorkflowExecutePayload>({
     ...common,

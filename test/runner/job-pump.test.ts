@@ -144,3 +144,46 @@ it('fetches once per wake-up while the queue keeps up, and drains a backlog in f
     watched.restore();
   }
 });
+
+it('gives up on a mark that never comes back at its deadline, and completes the jobs behind it', async () => {
+  // A statement lost with its connection can leave its promise unsettled for good. Every later
+  // heartbeat and completion waits behind it in the lane: without a deadline the pump's jobs were
+  // never completed, their heartbeats stopped, and each was retried until it ran out of attempts.
+  const originalTouch = boss.touch;
+  let touches = 0;
+  (boss as unknown as { touch: () => Promise<never> }).touch = () => {
+    touches++;
+    return new Promise<never>(() => {});
+  };
+  let handled = 0;
+  const pump = await startPump<{ n: number }>({
+    boss,
+    db: tdb.db,
+    queue: QUEUE,
+    concurrency: 4,
+    heartbeatMs: 5,
+    settleDeadlineMs: 200,
+    log,
+    async handle() {
+      // Held until a heartbeat is in the lane, so the completion queues behind one that never ends.
+      await until(() => touches > 0);
+      handled++;
+    },
+  });
+  try {
+    const ids = await send(4);
+    await until(() => handled === 4 && pump.active === 0);
+    for (let i = 0; ; i++) {
+      const [row] = await tdb.db.query<{ n: number }>(
+        "select count(*)::int as n from pgboss.job where id = any($1::uuid[]) and state = 'completed'",
+        [ids],
+      );
+      if (row?.n === 4) break;
+      if (i > 400) throw new Error(`only ${row?.n} of 4 jobs completed: the lane stalled`);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  } finally {
+    await pump.stop();
+    (boss as unknown as { touch: typeof originalTouch }).touch = originalTouch;
+  }
+});
