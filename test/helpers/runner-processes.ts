@@ -11,6 +11,11 @@ export const serviceRunnerEnv = (svc: TestService): Record<string, string> => ({
   DATA_DIR: svc.config.DATA_DIR,
 });
 
+const outputs = new WeakMap<ChildProcess, string[]>();
+
+/** The last lines a runner started here printed (its log at warn and above): for failure messages. */
+export const runnerOutput = (child: ChildProcess): string => (outputs.get(child) ?? []).join('');
+
 /** Starts `runner/main.ts` with env, recorded in `into`; resolves once it says it started. */
 export function startRunnerProcess(env: Record<string, string>, into: ChildProcess[]): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['runner/main.ts'], {
@@ -18,6 +23,14 @@ export function startRunnerProcess(env: Record<string, string>, into: ChildProce
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   into.push(child);
+  const tail: string[] = [];
+  outputs.set(child, tail);
+  const keepTail = (d: Buffer) => {
+    tail.push(d.toString());
+    if (tail.length > 200) tail.shift();
+  };
+  child.stdout?.on('data', keepTail);
+  child.stderr?.on('data', keepTail);
   return new Promise((resolve, reject) => {
     let out = '';
     child.stdout?.on('data', (d) => {

@@ -5,7 +5,12 @@ import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { exited, killAll, startRunnerProcess as startRunner } from '../helpers/runner-processes.ts';
+import {
+  exited,
+  killAll,
+  runnerOutput,
+  startRunnerProcess as startRunner,
+} from '../helpers/runner-processes.ts';
 
 /** A runner with the fault tests' defaults (a short heartbeat, the local http target allowed). */
 export const startRunnerProcess = (env: Record<string, string>, into: ChildProcess[]) =>
@@ -14,7 +19,7 @@ export const startRunnerProcess = (env: Record<string, string>, into: ChildProce
     into,
   );
 
-export { exited, killAll };
+export { exited, killAll, runnerOutput };
 
 const BIN = '/usr/lib/postgresql/15/bin';
 

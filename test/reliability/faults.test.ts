@@ -34,6 +34,7 @@ import {
   exited,
   killAll,
   type PrivatePostgres,
+  runnerOutput,
   startPrivatePostgres,
   startRunnerProcess,
 } from './faults-processes.ts';
@@ -420,9 +421,13 @@ describe.runIf(serverDatabase && canRunPrivatePostgres())('database server resta
           throw new Error(`${err.message} (acknowledged ${at}; jobs ${JSON.stringify(jobs)})`);
         },
       );
-      ends.push(`${at} ${id} ${res.body.status}`);
+      ends.push(`${at} ${id} ${res.body.status === 'completed' ? 'completed' : JSON.stringify(res.body)}`);
     }
-    expect(ends.filter((e) => !e.endsWith(' completed'))).toEqual([]);
+    // The runner's log says why, when one did not complete.
+    expect(
+      ends.filter((e) => !e.endsWith(' completed')),
+      runnerOutput(runner).slice(-20_000),
+    ).toEqual([]);
   }, 150_000);
 });
 
