@@ -9,7 +9,7 @@ import { WAKE_CHANNEL } from '../jobs/queues.ts';
 import type { Logger } from '../logger.ts';
 
 const HEARTBEAT_MS = 3000;
-/** How long a statement of the pump may take by default (a runner passes half its heartbeat). */
+/** How long a statement of the pump may take by default (a runner passes its job heartbeat). */
 const DEADLINE_MS = 30_000;
 
 export interface PumpOptions<T> {

@@ -85,9 +85,10 @@ export async function startRunner(deps: {
   const embedders = createEmbedders(config, { embedLocalBatch: ingestPool.embedLocal });
   const storage = createStorage(config);
   const shutdown = new AbortController();
-  // A statement settling jobs gives up at half their heartbeat: the lane it holds up carries the
-  // heartbeats too, so the jobs in hand are marked alive again before they would be taken over.
-  const settleDeadlineMs = config.QUEUE_HEARTBEAT_SECONDS * 500;
+  // A statement settling jobs gives up after their heartbeat: by then the jobs it held up (their
+  // heartbeats wait in the same lane) are being taken over anyway, and a slow database under load
+  // should not cost retries before that.
+  const settleDeadlineMs = config.QUEUE_HEARTBEAT_SECONDS * 1000;
   const common = { boss, db, log, settleDeadlineMs };
   const sendCallbacks = callbackSender(boss, config);
   // Executions complete their own jobs, in the statements that record their ends.
