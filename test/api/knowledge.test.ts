@@ -2,15 +2,8 @@
 // config), uploading documents (8: the pending answer, processing to completed or failed, 413,
 // 415, the storage quota) and who may do each. Listing documents is in knowledge-documents,
 // search in knowledge-search.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  addPerson,
-  createTenant,
-  createWorkspace,
-  startTestService,
-  type Tenant,
-  type TestService,
-} from '../helpers/service.ts';
+import { describe, expect, it } from 'vitest';
+import { addPerson, createTenant } from '../helpers/service.ts';
 import { expectError, expectOk, localBlobs } from './files-helpers.ts';
 import {
   createKnowledgeBase,
@@ -19,21 +12,10 @@ import {
   prose,
   settled,
   uploadDocument,
+  useKnowledgeService,
 } from './knowledge-helpers.ts';
 
-let svc: TestService;
-let tenant: Tenant;
-let other: Tenant;
-
-beforeAll(async () => {
-  svc = await startTestService({}, { runner: true });
-  tenant = await createTenant(svc.admin, { plan: 'enterprise' });
-  other = await createTenant(svc.admin, { plan: 'enterprise' });
-});
-afterAll(() => svc.close());
-
-/** A workspace of its own per test, so names and counts do not meet. */
-const freshWorkspace = (t: Tenant = tenant) => createWorkspace(svc.admin, t);
+const { svc, tenant, other, freshWorkspace, freshBase, freshBaseWithDocument } = useKnowledgeService();
 
 describe('GET /api/v1/knowledge', () => {
   it('lists the workspace knowledge bases with their document and token counts', async () => {
@@ -85,8 +67,7 @@ describe('GET /api/v1/knowledge', () => {
 
 describe('PUT /api/v1/knowledge/{id}', () => {
   it('renames and describes, with a new updatedAt', async () => {
-    const workspaceId = await freshWorkspace();
-    const kb = await createKnowledgeBase(svc, workspaceId);
+    const { workspaceId, kb } = await freshBase();
     const res = await svc.call('PUT', `/api/v1/knowledge/${kb.id}`, {
       key: tenant.key,
       body: { workspaceId, name: 'Renamed', description: 'About things' },
@@ -110,8 +91,7 @@ describe('PUT /api/v1/knowledge/{id}', () => {
   });
 
   it('refuses a body without a changeable field, and bad chunking configs, changing nothing', async () => {
-    const workspaceId = await freshWorkspace();
-    const kb = await createKnowledgeBase(svc, workspaceId);
+    const { workspaceId, kb } = await freshBase();
     const put = (body: object) => svc.call('PUT', `/api/v1/knowledge/${kb.id}`, { key: tenant.key, body });
     expectError(await put({ workspaceId }), 400);
     expectError(await put({ workspaceId, chunkingConfig: {} }), 400);
@@ -179,8 +159,7 @@ describe('PUT /api/v1/knowledge/{id}', () => {
   });
 
   it('re-processes the documents under a new chunking config; search answers from the old chunks meanwhile', async () => {
-    const workspaceId = await freshWorkspace();
-    const kb = await createKnowledgeBase(svc, workspaceId);
+    const { workspaceId, kb } = await freshBase();
     // Big enough that re-processing it at 100-token chunks takes a while to watch.
     const big = await ingest(svc, tenant.key, kb.id, {
       workspaceId,
@@ -227,9 +206,7 @@ describe('PUT /api/v1/knowledge/{id}', () => {
   });
 
   it('leaves the documents alone when the chunking config does not really change', async () => {
-    const workspaceId = await freshWorkspace();
-    const kb = await createKnowledgeBase(svc, workspaceId);
-    const doc = await ingest(svc, tenant.key, kb.id, { workspaceId, content: prose(2) });
+    const { workspaceId, kb, doc } = await freshBaseWithDocument(2);
     const res = await svc.call('PUT', `/api/v1/knowledge/${kb.id}`, {
       key: tenant.key,
       body: { workspaceId, chunkingConfig: { maxSize: 1024 } },
@@ -241,8 +218,7 @@ describe('PUT /api/v1/knowledge/{id}', () => {
 
 describe('POST /api/v1/knowledge/{id}/documents', () => {
   it('answers the pending document, then the runner completes it with its counts', async () => {
-    const workspaceId = await freshWorkspace();
-    const kb = await createKnowledgeBase(svc, workspaceId);
+    const { workspaceId, kb } = await freshBase();
     const res = await uploadDocument(svc, tenant.key, kb.id, {
       workspaceId,
       name: 'guide.md',
@@ -277,8 +253,7 @@ describe('POST /api/v1/knowledge/{id}/documents', () => {
   });
 
   it('records the media type of its kind when the upload says only application/octet-stream', async () => {
-    const workspaceId = await freshWorkspace();
-    const kb = await createKnowledgeBase(svc, workspaceId);
+    const { workspaceId, kb } = await freshBase();
     const res = await uploadDocument(svc, tenant.key, kb.id, {
       workspaceId,
       name: 'notes.md',
@@ -297,8 +272,7 @@ describe('POST /api/v1/knowledge/{id}/documents', () => {
   });
 
   it('takes the workspace field after the file too', async () => {
-    const workspaceId = await freshWorkspace();
-    const kb = await createKnowledgeBase(svc, workspaceId);
+    const { workspaceId, kb } = await freshBase();
     const res = await uploadDocument(svc, tenant.key, kb.id, {
       workspaceId,
       order: 'fileFirst',
@@ -309,8 +283,7 @@ describe('POST /api/v1/knowledge/{id}/documents', () => {
   });
 
   it('ends a corrupt or empty file failed with the reason', async () => {
-    const workspaceId = await freshWorkspace();
-    const kb = await createKnowledgeBase(svc, workspaceId);
+    const { workspaceId, kb } = await freshBase();
     const cases = [
       {
         name: 'broken.pdf',
@@ -340,8 +313,7 @@ describe('POST /api/v1/knowledge/{id}/documents', () => {
   });
 
   it('refuses an unsupported type with 415 and stores nothing', async () => {
-    const workspaceId = await freshWorkspace();
-    const kb = await createKnowledgeBase(svc, workspaceId);
+    const { workspaceId, kb } = await freshBase();
     const blobs = localBlobs(svc).length;
     for (const order of ['fieldsFirst', 'fileFirst'] as const) {
       const res = await uploadDocument(svc, tenant.key, kb.id, {
@@ -359,8 +331,7 @@ describe('POST /api/v1/knowledge/{id}/documents', () => {
   });
 
   it('refuses a file over 100 MB with 413 and stores nothing', async () => {
-    const workspaceId = await freshWorkspace();
-    const kb = await createKnowledgeBase(svc, workspaceId);
+    const { workspaceId, kb } = await freshBase();
     const blobs = localBlobs(svc).length;
     const res = await uploadDocument(svc, tenant.key, kb.id, {
       workspaceId,
