@@ -4,14 +4,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type ApiResponse, addPerson } from '../helpers/service.ts';
 import { expectError, expectOk } from './files-helpers.ts';
-import {
-  createKnowledgeBase,
-  ingest,
-  prose,
-  settled,
-  uploadDocument,
-  useKnowledgeService,
-} from './knowledge-helpers.ts';
+import { ingest, prose, settled, uploadDocument, useKnowledgeService } from './knowledge-helpers.ts';
 
 type Query = Record<string, string | number | boolean | undefined>;
 
@@ -491,7 +484,9 @@ describe('access', () => {
   let kbId: string;
 
   beforeAll(async () => {
-    kbId = (await createKnowledgeBase(svc, tenant.workspace.id)).id;
+    ({
+      kb: { id: kbId },
+    } = await freshBase({ workspaceId: tenant.workspace.id }));
     expectOk(
       await uploadDocument(svc, tenant.key, kbId, { workspaceId: tenant.workspace.id, name: 'secret.txt' }),
     );
@@ -535,7 +530,7 @@ describe('access', () => {
   });
 
   it('answers 404 once the base is deleted', async () => {
-    const kb = await createKnowledgeBase(svc, tenant.workspace.id);
+    const { kb } = await freshBase({ workspaceId: tenant.workspace.id });
     expectOk(await list(kb.id, { workspaceId: tenant.workspace.id }));
     await svc.admin.knowledge.delete.mutate({ id: kb.id });
     expectError(await list(kb.id, { workspaceId: tenant.workspace.id }), 404);
@@ -571,7 +566,7 @@ describe('GET /api/v1/knowledge/{id}/documents/{documentId}', () => {
 
   it("answers 404 for another base's document, another workspace, or a key that cannot reach it", async () => {
     const { workspaceId, kb } = await freshBase();
-    const kb2 = await createKnowledgeBase(svc, workspaceId);
+    const { kb: kb2 } = await freshBase({ workspaceId });
     const up = await uploadDocument(svc, tenant.key, kb.id, { workspaceId, name: 'doc.txt' });
     const id = up.body.data.document.id;
     expectOk(await one(kb.id, id, { workspaceId }));
@@ -589,7 +584,7 @@ describe('GET /api/v1/knowledge/{id}/documents/{documentId}', () => {
   });
 
   it('refuses ids that are not UUIDs and a missing workspaceId with 400, and needs a key', async () => {
-    const kb = await createKnowledgeBase(svc, tenant.workspace.id);
+    const { kb } = await freshBase({ workspaceId: tenant.workspace.id });
     const up = await uploadDocument(svc, tenant.key, kb.id, {
       workspaceId: tenant.workspace.id,
       name: 'shape.txt',

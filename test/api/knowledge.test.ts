@@ -6,7 +6,6 @@ import { describe, expect, it } from 'vitest';
 import { addPerson, createTenant } from '../helpers/service.ts';
 import { expectError, expectOk, localBlobs } from './files-helpers.ts';
 import {
-  createKnowledgeBase,
   documentOf,
   ingest,
   prose,
@@ -24,8 +23,8 @@ describe('GET /api/v1/knowledge', () => {
     expectOk(empty);
     expect(empty.body.data).toEqual({ knowledgeBases: [], totalCount: 0 });
 
-    const kb = await createKnowledgeBase(svc, workspaceId, { name: 'Handbook' });
-    await createKnowledgeBase(svc, workspaceId, { name: 'Second' });
+    const { kb } = await freshBase({ workspaceId, name: 'Handbook' });
+    await freshBase({ workspaceId, name: 'Second' });
     const doc = await ingest(svc, tenant.key, kb.id, { workspaceId, content: prose(3) });
     expect(doc.processingStatus).toBe('completed');
 
@@ -125,7 +124,7 @@ describe('PUT /api/v1/knowledge/{id}', () => {
 
   it('answers 404 for a base of another workspace, 400 for an id that is not one, 403 for a reader', async () => {
     const mine = await freshWorkspace();
-    const theirs = await createKnowledgeBase(svc, other.workspace.id);
+    const { kb: theirs } = await freshBase({ workspaceId: other.workspace.id });
     const res = await svc.call('PUT', `/api/v1/knowledge/${theirs.id}`, {
       key: tenant.key,
       body: { workspaceId: mine, name: 'Taken' },
@@ -147,7 +146,7 @@ describe('PUT /api/v1/knowledge/{id}', () => {
       }),
       400,
     );
-    const kb = await createKnowledgeBase(svc, tenant.workspace.id);
+    const { kb } = await freshBase({ workspaceId: tenant.workspace.id });
     const reader = await addPerson(svc.admin, tenant, { permission: 'read' });
     expectError(
       await svc.call('PUT', `/api/v1/knowledge/${kb.id}`, {
@@ -345,7 +344,7 @@ describe('POST /api/v1/knowledge/{id}/documents', () => {
 
   it('counts documents against the storage quota: 413 past it, nothing stored', async () => {
     const t = await createTenant(svc.admin, { plan: 'pro' });
-    const kb = await createKnowledgeBase(svc, t.workspace.id);
+    const { kb } = await freshBase({ workspaceId: t.workspace.id });
     await svc.admin.quotas.set.mutate({ orgId: t.org.id, storageLimitBytes: 1000 });
     const ok = await uploadDocument(svc, t.key, kb.id, {
       workspaceId: t.workspace.id,
@@ -364,7 +363,7 @@ describe('POST /api/v1/knowledge/{id}/documents', () => {
   });
 
   it('needs write access to the base workspace; another workspace base is not found', async () => {
-    const kb = await createKnowledgeBase(svc, tenant.workspace.id);
+    const { kb } = await freshBase({ workspaceId: tenant.workspace.id });
     const reader = await addPerson(svc.admin, tenant, { permission: 'read' });
     const blobs = localBlobs(svc).length;
     expectError(await uploadDocument(svc, reader.key, kb.id, { workspaceId: tenant.workspace.id }), 403);
@@ -383,7 +382,7 @@ describe('POST /api/v1/knowledge/{id}/documents', () => {
   });
 
   it('refuses a body that is not multipart, or has no file', async () => {
-    const kb = await createKnowledgeBase(svc, tenant.workspace.id);
+    const { kb } = await freshBase({ workspaceId: tenant.workspace.id });
     const res = await svc.call('POST', `/api/v1/knowledge/${kb.id}/documents`, {
       key: tenant.key,
       body: { workspaceId: tenant.workspace.id },
