@@ -1,19 +1,18 @@
 // /api/v1/knowledge: creating a knowledge base, reading one and deleting one over the public API
 // (its documents' stored bytes removed and released from the storage quota), with who may do each.
 import { describe, expect, it } from 'vitest';
-import { addPerson, createTenant, createWorkspace } from '../helpers/service.ts';
-import { useService } from '../helpers/use-service.ts';
+import { addPerson, createTenant } from '../helpers/service.ts';
 import { expectError, expectOk, localBlobs } from './files-helpers.ts';
-import { documentOf, ingest, prose, uploadDocument } from './knowledge-helpers.ts';
+import { documentOf, ingest, prose, uploadDocument, useKnowledgeService } from './knowledge-helpers.ts';
 
-const { svc, tenant, other } = useService({ runner: true, plan: 'enterprise' });
+const { svc, tenant, other, freshWorkspace, freshBaseWithDocument } = useKnowledgeService();
 
 const create = (key: string, body: Record<string, unknown>) =>
   svc.call('POST', '/api/v1/knowledge', { key, body });
 
 describe('POST /api/v1/knowledge', () => {
   it('creates a knowledge base with its chunking config and the default model, and records it', async () => {
-    const workspaceId = await createWorkspace(svc.admin, tenant);
+    const workspaceId = await freshWorkspace();
     const res = await create(tenant.key, {
       workspaceId,
       name: 'Handbook',
@@ -49,7 +48,7 @@ describe('POST /api/v1/knowledge', () => {
   });
 
   it('refuses bad input with a 400 naming the field, creating nothing', async () => {
-    const workspaceId = await createWorkspace(svc.admin, tenant);
+    const workspaceId = await freshWorkspace();
     const cases: [Record<string, unknown>, string][] = [
       [{ workspaceId }, 'name'],
       [{ workspaceId, name: '' }, 'name'],
@@ -85,10 +84,11 @@ describe('POST /api/v1/knowledge', () => {
 
 describe('GET /api/v1/knowledge/{id}', () => {
   it('answers the base with its counts to a reader; not found in another workspace or tenant', async () => {
-    const workspaceId = tenant.workspace.id;
-    const made = await create(tenant.key, { workspaceId, name: 'Read me' });
-    const id = made.body.data.knowledgeBase.id as string;
-    const doc = await ingest(svc, tenant.key, id, { workspaceId, content: prose(2) });
+    const { workspaceId, kb, doc } = await freshBaseWithDocument(2, {
+      workspaceId: tenant.workspace.id,
+      name: 'Read me',
+    });
+    const id = kb.id;
 
     const reader = await addPerson(svc.admin, tenant, { permission: 'read' });
     const res = await svc.call('GET', `/api/v1/knowledge/${id}`, { key: reader.key, query: { workspaceId } });
@@ -100,7 +100,7 @@ describe('GET /api/v1/knowledge/{id}', () => {
       tokenCount: doc.tokenCount,
     });
 
-    const elsewhere = await createWorkspace(svc.admin, tenant);
+    const elsewhere = await freshWorkspace();
     expectError(
       await svc.call('GET', `/api/v1/knowledge/${id}`, {
         key: tenant.key,
@@ -130,11 +130,12 @@ describe('GET /api/v1/knowledge/{id}', () => {
 describe('DELETE /api/v1/knowledge/{id}', () => {
   it('deletes the base with its documents, removes their bytes and releases their storage', async () => {
     const t = await createTenant(svc.admin, { plan: 'pro' });
-    const workspaceId = t.workspace.id;
-    const made = await create(t.key, { workspaceId, name: 'Doomed' });
-    const id = made.body.data.knowledgeBase.id as string;
     const blobs = localBlobs(svc).length;
-    const doc = await ingest(svc, t.key, id, { workspaceId, content: prose(2) });
+    const { workspaceId, kb, doc } = await freshBaseWithDocument(2, {
+      workspaceId: t.workspace.id,
+      key: t.key,
+    });
+    const id = kb.id;
     expectOk(await uploadDocument(svc, t.key, id, { workspaceId, name: 'b.txt', content: 'y'.repeat(300) }));
     expect(localBlobs(svc)).toHaveLength(blobs + 2);
     const before = await svc.call('GET', '/api/users/me/usage-limits', { key: t.key });
@@ -175,11 +176,9 @@ describe('DELETE /api/v1/knowledge/{id}', () => {
   });
 
   it('refuses a reader, another workspace, another tenant and bad input, deleting nothing', async () => {
-    const workspaceId = tenant.workspace.id;
-    const elsewhere = await createWorkspace(svc.admin, tenant);
-    const made = await create(tenant.key, { workspaceId, name: 'Kept' });
-    const id = made.body.data.knowledgeBase.id as string;
-    const doc = await ingest(svc, tenant.key, id, { workspaceId, content: prose(2) });
+    const elsewhere = await freshWorkspace();
+    const { workspaceId, kb, doc } = await freshBaseWithDocument(2, { workspaceId: tenant.workspace.id });
+    const id = kb.id;
 
     const reader = await addPerson(svc.admin, tenant, { permission: 'read' });
     expectError(

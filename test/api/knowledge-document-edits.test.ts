@@ -2,20 +2,17 @@
 // document must be, and what each leaves behind (bytes, storage figures, a new processing round).
 import { describe, expect, it } from 'vitest';
 import { addPerson } from '../helpers/service.ts';
-import { useService } from '../helpers/use-service.ts';
 import { expectError, expectOk, localBlobs } from './files-helpers.ts';
-import { createKnowledgeBase, documentOf, ingest, prose, settled } from './knowledge-helpers.ts';
+import { createKnowledgeBase, documentOf, settled, useKnowledgeService } from './knowledge-helpers.ts';
 
-const { svc, tenant, other } = useService({ runner: true, plan: 'pro' });
+const { svc, tenant, other, freshBaseWithDocument } = useKnowledgeService('pro');
 
 const docPath = (kb: string, doc: string, tail = '') => `/api/v1/knowledge/${kb}/documents/${doc}${tail}`;
 
 describe('document delete and reprocess', () => {
   it('reprocesses a document to completed again, then deletes it with its bytes and storage', async () => {
-    const workspaceId = tenant.workspace.id;
-    const kb = await createKnowledgeBase(svc, workspaceId);
     const blobs = localBlobs(svc).length;
-    const doc = await ingest(svc, tenant.key, kb.id, { workspaceId, content: prose(3) });
+    const { workspaceId, kb, doc } = await freshBaseWithDocument(3);
     expect(localBlobs(svc)).toHaveLength(blobs + 1);
 
     const again = await svc.call('POST', docPath(kb.id, doc.id, '/reprocess'), {
@@ -48,10 +45,8 @@ describe('document delete and reprocess', () => {
   });
 
   it('refuses a reader, another base, another tenant and bad input, changing nothing', async () => {
-    const workspaceId = tenant.workspace.id;
-    const kb = await createKnowledgeBase(svc, workspaceId);
+    const { workspaceId, kb, doc } = await freshBaseWithDocument(2, { workspaceId: tenant.workspace.id });
     const second = await createKnowledgeBase(svc, workspaceId);
-    const doc = await ingest(svc, tenant.key, kb.id, { workspaceId, content: prose(2) });
     const reader = await addPerson(svc.admin, tenant, { permission: 'read' });
     for (const tail of ['', '/reprocess']) {
       const method = tail ? 'POST' : 'DELETE';

@@ -2,10 +2,9 @@
 // (limit, offset, search, enabledFilter, sortBy, sortOrder), the pagination object, the shape of
 // each document record, and who may list whose documents; and GET .../documents/{documentId}.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type ApiResponse, addPerson, createWorkspace, type Tenant } from '../helpers/service.ts';
-import { useService } from '../helpers/use-service.ts';
+import { type ApiResponse, addPerson } from '../helpers/service.ts';
 import { expectError, expectOk } from './files-helpers.ts';
-import { createKnowledgeBase, ingest, prose, settled, uploadDocument } from './knowledge-helpers.ts';
+import { ingest, prose, settled, uploadDocument, useKnowledgeService } from './knowledge-helpers.ts';
 
 type Query = Record<string, string | number | boolean | undefined>;
 
@@ -22,10 +21,7 @@ interface Doc {
   createdAt: string;
 }
 
-const { svc, tenant, other } = useService({ runner: true, plan: 'enterprise' });
-
-/** A workspace of its own per test, so names and counts do not meet. */
-const freshWorkspace = (t: Tenant = tenant) => createWorkspace(svc.admin, t);
+const { svc, tenant, other, freshWorkspace, freshBase } = useKnowledgeService();
 
 /** GET the listing; `key: null` sends no key at all. */
 const list = (kbId: string, query: Query, key: string | null = tenant.key): Promise<ApiResponse> =>
@@ -59,8 +55,10 @@ describe('paging', () => {
   let uploaded: string[];
 
   beforeAll(async () => {
-    workspaceId = await freshWorkspace();
-    kbId = (await createKnowledgeBase(svc, workspaceId)).id;
+    ({
+      workspaceId,
+      kb: { id: kbId },
+    } = await freshBase());
     uploaded = [];
     for (let i = 0; i < 53; i++) {
       const res = await uploadDocument(svc, tenant.key, kbId, {
@@ -166,8 +164,7 @@ describe('paging', () => {
 
 describe('each document', () => {
   it('carries the spec fields, pending after upload and completed once processed', async () => {
-    const workspaceId = await freshWorkspace();
-    const kb = await createKnowledgeBase(svc, workspaceId);
+    const { workspaceId, kb } = await freshBase();
     const content = prose(2, 'fields');
     const res = await uploadDocument(svc, tenant.key, kb.id, {
       workspaceId,
@@ -229,8 +226,10 @@ describe('search and enabledFilter', () => {
   const idOf = new Map<string, string>();
 
   beforeAll(async () => {
-    workspaceId = await freshWorkspace();
-    kbId = (await createKnowledgeBase(svc, workspaceId)).id;
+    ({
+      workspaceId,
+      kb: { id: kbId },
+    } = await freshBase());
     for (const name of files) {
       const res = await uploadDocument(svc, tenant.key, kbId, {
         workspaceId,
@@ -355,12 +354,12 @@ describe('sorting', () => {
   let uploadOrder: string[];
 
   beforeAll(async () => {
-    workspaceId = await freshWorkspace();
-    kbId = (
-      await createKnowledgeBase(svc, workspaceId, {
-        chunkingConfig: { maxSize: 100, minSize: 1, overlap: 0 },
-      })
-    ).id;
+    ({
+      workspaceId,
+      kb: { id: kbId },
+    } = await freshBase({
+      chunkingConfig: { maxSize: 100, minSize: 1, overlap: 0 },
+    }));
     uploadOrder = [];
     for (const d of docs) {
       const doc = await ingest(svc, tenant.key, kbId, {
@@ -485,7 +484,9 @@ describe('access', () => {
   let kbId: string;
 
   beforeAll(async () => {
-    kbId = (await createKnowledgeBase(svc, tenant.workspace.id)).id;
+    ({
+      kb: { id: kbId },
+    } = await freshBase({ workspaceId: tenant.workspace.id }));
     expectOk(
       await uploadDocument(svc, tenant.key, kbId, { workspaceId: tenant.workspace.id, name: 'secret.txt' }),
     );
@@ -529,7 +530,7 @@ describe('access', () => {
   });
 
   it('answers 404 once the base is deleted', async () => {
-    const kb = await createKnowledgeBase(svc, tenant.workspace.id);
+    const { kb } = await freshBase({ workspaceId: tenant.workspace.id });
     expectOk(await list(kb.id, { workspaceId: tenant.workspace.id }));
     await svc.admin.knowledge.delete.mutate({ id: kb.id });
     expectError(await list(kb.id, { workspaceId: tenant.workspace.id }), 404);
@@ -544,8 +545,7 @@ describe('GET /api/v1/knowledge/{id}/documents/{documentId}', () => {
     });
 
   it('answers the document exactly as the list shows it, pending and then completed', async () => {
-    const workspaceId = await freshWorkspace();
-    const kb = await createKnowledgeBase(svc, workspaceId);
+    const { workspaceId, kb } = await freshBase();
     const up = await uploadDocument(svc, tenant.key, kb.id, {
       workspaceId,
       name: 'one.md',
@@ -565,17 +565,15 @@ describe('GET /api/v1/knowledge/{id}/documents/{documentId}', () => {
   });
 
   it("answers 404 for another base's document, another workspace, or a key that cannot reach it", async () => {
-    const workspaceId = await freshWorkspace();
-    const kb = await createKnowledgeBase(svc, workspaceId);
-    const kb2 = await createKnowledgeBase(svc, workspaceId);
+    const { workspaceId, kb } = await freshBase();
+    const { kb: kb2 } = await freshBase({ workspaceId });
     const up = await uploadDocument(svc, tenant.key, kb.id, { workspaceId, name: 'doc.txt' });
     const id = up.body.data.document.id;
     expectOk(await one(kb.id, id, { workspaceId }));
     // The right workspace, another of its bases.
     expectError(await one(kb2.id, id, { workspaceId }), 404, /^Document not found$/);
     // Another workspace of the same tenant, with a base of its own.
-    const mine = await freshWorkspace();
-    const kb3 = await createKnowledgeBase(svc, mine);
+    const { workspaceId: mine, kb: kb3 } = await freshBase();
     expectError(await one(kb3.id, id, { workspaceId: mine }), 404);
     expectError(await one(kb.id, id, { workspaceId: mine }), 404, /^Knowledge base not found$/);
     // Another tenant, naming its own workspace or this one.
@@ -586,7 +584,7 @@ describe('GET /api/v1/knowledge/{id}/documents/{documentId}', () => {
   });
 
   it('refuses ids that are not UUIDs and a missing workspaceId with 400, and needs a key', async () => {
-    const kb = await createKnowledgeBase(svc, tenant.workspace.id);
+    const { kb } = await freshBase({ workspaceId: tenant.workspace.id });
     const up = await uploadDocument(svc, tenant.key, kb.id, {
       workspaceId: tenant.workspace.id,
       name: 'shape.txt',

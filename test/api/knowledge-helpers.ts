@@ -1,7 +1,10 @@
-// What the knowledge tests share: a knowledge base made through the admin plane, document uploads
-// through the public API, and waiting for the runner to finish processing them.
+// What the knowledge tests share: their preamble (a service with its runner, tenants, a workspace
+// and knowledge base of each test's own), a knowledge base made through the admin plane, document
+// uploads through the public API, and waiting for the runner to finish processing them.
 import { expect } from 'vitest';
-import type { ApiResponse, TestService } from '../helpers/service.ts';
+import type { PlanName } from '../../db/plans.ts';
+import { type ApiResponse, createWorkspace, type Tenant, type TestService } from '../helpers/service.ts';
+import { useService } from '../helpers/use-service.ts';
 import { type Content, upload, uploadParts } from './files-helpers.ts';
 
 /** Paragraphs of distinct words: a document of several chunks at small chunk sizes. */
@@ -109,4 +112,29 @@ export async function ingest(
   const res = await uploadDocument(svc, key, knowledgeBaseId, o);
   expect(res.status, JSON.stringify(res.body)).toBe(200);
   return settled(svc, res.body.data.document.id);
+}
+
+/** Where a test's knowledge base goes: a workspace of its own unless `workspaceId` names one. */
+export type FreshBaseOptions = KnowledgeBaseOptions & { workspaceId?: string };
+
+/**
+ * The knowledge test files' preamble: a service with a runner in process and two tenants on `plan`
+ * (useService), and what their tests start with: a workspace, or a knowledge base in one (with a
+ * processed document in it), of the test's own, so names and counts do not meet.
+ */
+export function useKnowledgeService(plan: PlanName = 'enterprise') {
+  const { svc, tenant, other } = useService({ runner: true, plan });
+  const freshWorkspace = (t: Tenant = tenant) => createWorkspace(svc.admin, t);
+  async function freshBase(o: FreshBaseOptions = {}) {
+    const { workspaceId = await freshWorkspace(), ...options } = o;
+    return { workspaceId, kb: await createKnowledgeBase(svc, workspaceId, options) };
+  }
+  /** A fresh base with a document of `paragraphs` of prose uploaded by `key` and processed. */
+  async function freshBaseWithDocument(paragraphs: number, o: FreshBaseOptions & { key?: string } = {}) {
+    const { key = tenant.key, ...where } = o;
+    const { workspaceId, kb } = await freshBase(where);
+    const doc = await ingest(svc, key, kb.id, { workspaceId, content: prose(paragraphs) });
+    return { workspaceId, kb, doc };
+  }
+  return { svc, tenant, other, freshWorkspace, freshBase, freshBaseWithDocument };
 }

@@ -2,38 +2,19 @@
 // config), uploading documents (8: the pending answer, processing to completed or failed, 413,
 // 415, the storage quota) and who may do each. Listing documents is in knowledge-documents,
 // search in knowledge-search.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  addPerson,
-  createTenant,
-  createWorkspace,
-  startTestService,
-  type Tenant,
-  type TestService,
-} from '../helpers/service.ts';
+import { describe, expect, it } from 'vitest';
+import { addPerson, createTenant } from '../helpers/service.ts';
 import { expectError, expectOk, localBlobs } from './files-helpers.ts';
 import {
-  createKnowledgeBase,
   documentOf,
   ingest,
   prose,
   settled,
   uploadDocument,
+  useKnowledgeService,
 } from './knowledge-helpers.ts';
 
-let svc: TestService;
-let tenant: Tenant;
-let other: Tenant;
-
-beforeAll(async () => {
-  svc = await startTestService({}, { runner: true });
-  tenant = await createTenant(svc.admin, { plan: 'enterprise' });
-  other = await createTenant(svc.admin, { plan: 'enterprise' });
-});
-afterAll(() => svc.close());
-
-/** A workspace of its own per test, so names and counts do not meet. */
-const freshWorkspace = (t: Tenant = tenant) => createWorkspace(svc.admin, t);
+const { svc, tenant, other, freshWorkspace, freshBase, freshBaseWithDocument } = useKnowledgeService();
 
 describe('GET /api/v1/knowledge', () => {
   it('lists the workspace knowledge bases with their document and token counts', async () => {
@@ -42,8 +23,8 @@ describe('GET /api/v1/knowledge', () => {
     expectOk(empty);
     expect(empty.body.data).toEqual({ knowledgeBases: [], totalCount: 0 });
 
-    const kb = await createKnowledgeBase(svc, workspaceId, { name: 'Handbook' });
-    await createKnowledgeBase(svc, workspaceId, { name: 'Second' });
+    const { kb } = await freshBase({ workspaceId, name: 'Handbook' });
+    await freshBase({ workspaceId, name: 'Second' });
     const doc = await ingest(svc, tenant.key, kb.id, { workspaceId, content: prose(3) });
     expect(doc.processingStatus).toBe('completed');
 
@@ -85,8 +66,7 @@ describe('GET /api/v1/knowledge', () => {
 
 describe('PUT /api/v1/knowledge/{id}', () => {
   it('renames and describes, with a new updatedAt', async () => {
-    const workspaceId = await freshWorkspace();
-    const kb = await createKnowledgeBase(svc, workspaceId);
+    const { workspaceId, kb } = await freshBase();
     const res = await svc.call('PUT', `/api/v1/knowledge/${kb.id}`, {
       key: tenant.key,
       body: { workspaceId, name: 'Renamed', description: 'About things' },
@@ -110,8 +90,7 @@ describe('PUT /api/v1/knowledge/{id}', () => {
   });
 
   it('refuses a body without a changeable field, and bad chunking configs, changing nothing', async () => {
-    const workspaceId = await freshWorkspace();
-    const kb = await createKnowledgeBase(svc, workspaceId);
+    const { workspaceId, kb } = await freshBase();
     const put = (body: object) => svc.call('PUT', `/api/v1/knowledge/${kb.id}`, { key: tenant.key, body });
     expectError(await put({ workspaceId }), 400);
     expectError(await put({ workspaceId, chunkingConfig: {} }), 400);
@@ -145,7 +124,7 @@ describe('PUT /api/v1/knowledge/{id}', () => {
 
   it('answers 404 for a base of another workspace, 400 for an id that is not one, 403 for a reader', async () => {
     const mine = await freshWorkspace();
-    const theirs = await createKnowledgeBase(svc, other.workspace.id);
+    const { kb: theirs } = await freshBase({ workspaceId: other.workspace.id });
     const res = await svc.call('PUT', `/api/v1/knowledge/${theirs.id}`, {
       key: tenant.key,
       body: { workspaceId: mine, name: 'Taken' },
@@ -167,7 +146,7 @@ describe('PUT /api/v1/knowledge/{id}', () => {
       }),
       400,
     );
-    const kb = await createKnowledgeBase(svc, tenant.workspace.id);
+    const { kb } = await freshBase({ workspaceId: tenant.workspace.id });
     const reader = await addPerson(svc.admin, tenant, { permission: 'read' });
     expectError(
       await svc.call('PUT', `/api/v1/knowledge/${kb.id}`, {
@@ -179,8 +158,7 @@ describe('PUT /api/v1/knowledge/{id}', () => {
   });
 
   it('re-processes the documents under a new chunking config; search answers from the old chunks meanwhile', async () => {
-    const workspaceId = await freshWorkspace();
-    const kb = await createKnowledgeBase(svc, workspaceId);
+    const { workspaceId, kb } = await freshBase();
     // Big enough that re-processing it at 100-token chunks takes a while to watch.
     const big = await ingest(svc, tenant.key, kb.id, {
       workspaceId,
@@ -227,9 +205,7 @@ describe('PUT /api/v1/knowledge/{id}', () => {
   });
 
   it('leaves the documents alone when the chunking config does not really change', async () => {
-    const workspaceId = await freshWorkspace();
-    const kb = await createKnowledgeBase(svc, workspaceId);
-    const doc = await ingest(svc, tenant.key, kb.id, { workspaceId, content: prose(2) });
+    const { workspaceId, kb, doc } = await freshBaseWithDocument(2);
     const res = await svc.call('PUT', `/api/v1/knowledge/${kb.id}`, {
       key: tenant.key,
       body: { workspaceId, chunkingConfig: { maxSize: 1024 } },
@@ -241,8 +217,7 @@ describe('PUT /api/v1/knowledge/{id}', () => {
 
 describe('POST /api/v1/knowledge/{id}/documents', () => {
   it('answers the pending document, then the runner completes it with its counts', async () => {
-    const workspaceId = await freshWorkspace();
-    const kb = await createKnowledgeBase(svc, workspaceId);
+    const { workspaceId, kb } = await freshBase();
     const res = await uploadDocument(svc, tenant.key, kb.id, {
       workspaceId,
       name: 'guide.md',
@@ -277,8 +252,7 @@ describe('POST /api/v1/knowledge/{id}/documents', () => {
   });
 
   it('records the media type of its kind when the upload says only application/octet-stream', async () => {
-    const workspaceId = await freshWorkspace();
-    const kb = await createKnowledgeBase(svc, workspaceId);
+    const { workspaceId, kb } = await freshBase();
     const res = await uploadDocument(svc, tenant.key, kb.id, {
       workspaceId,
       name: 'notes.md',
@@ -297,8 +271,7 @@ describe('POST /api/v1/knowledge/{id}/documents', () => {
   });
 
   it('takes the workspace field after the file too', async () => {
-    const workspaceId = await freshWorkspace();
-    const kb = await createKnowledgeBase(svc, workspaceId);
+    const { workspaceId, kb } = await freshBase();
     const res = await uploadDocument(svc, tenant.key, kb.id, {
       workspaceId,
       order: 'fileFirst',
@@ -309,8 +282,7 @@ describe('POST /api/v1/knowledge/{id}/documents', () => {
   });
 
   it('ends a corrupt or empty file failed with the reason', async () => {
-    const workspaceId = await freshWorkspace();
-    const kb = await createKnowledgeBase(svc, workspaceId);
+    const { workspaceId, kb } = await freshBase();
     const cases = [
       {
         name: 'broken.pdf',
@@ -340,8 +312,7 @@ describe('POST /api/v1/knowledge/{id}/documents', () => {
   });
 
   it('refuses an unsupported type with 415 and stores nothing', async () => {
-    const workspaceId = await freshWorkspace();
-    const kb = await createKnowledgeBase(svc, workspaceId);
+    const { workspaceId, kb } = await freshBase();
     const blobs = localBlobs(svc).length;
     for (const order of ['fieldsFirst', 'fileFirst'] as const) {
       const res = await uploadDocument(svc, tenant.key, kb.id, {
@@ -359,8 +330,7 @@ describe('POST /api/v1/knowledge/{id}/documents', () => {
   });
 
   it('refuses a file over 100 MB with 413 and stores nothing', async () => {
-    const workspaceId = await freshWorkspace();
-    const kb = await createKnowledgeBase(svc, workspaceId);
+    const { workspaceId, kb } = await freshBase();
     const blobs = localBlobs(svc).length;
     const res = await uploadDocument(svc, tenant.key, kb.id, {
       workspaceId,
@@ -374,7 +344,7 @@ describe('POST /api/v1/knowledge/{id}/documents', () => {
 
   it('counts documents against the storage quota: 413 past it, nothing stored', async () => {
     const t = await createTenant(svc.admin, { plan: 'pro' });
-    const kb = await createKnowledgeBase(svc, t.workspace.id);
+    const { kb } = await freshBase({ workspaceId: t.workspace.id });
     await svc.admin.quotas.set.mutate({ orgId: t.org.id, storageLimitBytes: 1000 });
     const ok = await uploadDocument(svc, t.key, kb.id, {
       workspaceId: t.workspace.id,
@@ -393,7 +363,7 @@ describe('POST /api/v1/knowledge/{id}/documents', () => {
   });
 
   it('needs write access to the base workspace; another workspace base is not found', async () => {
-    const kb = await createKnowledgeBase(svc, tenant.workspace.id);
+    const { kb } = await freshBase({ workspaceId: tenant.workspace.id });
     const reader = await addPerson(svc.admin, tenant, { permission: 'read' });
     const blobs = localBlobs(svc).length;
     expectError(await uploadDocument(svc, reader.key, kb.id, { workspaceId: tenant.workspace.id }), 403);
@@ -412,7 +382,7 @@ describe('POST /api/v1/knowledge/{id}/documents', () => {
   });
 
   it('refuses a body that is not multipart, or has no file', async () => {
-    const kb = await createKnowledgeBase(svc, tenant.workspace.id);
+    const { kb } = await freshBase({ workspaceId: tenant.workspace.id });
     const res = await svc.call('POST', `/api/v1/knowledge/${kb.id}/documents`, {
       key: tenant.key,
       body: { workspaceId: tenant.workspace.id },

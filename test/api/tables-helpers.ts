@@ -70,15 +70,15 @@ export async function roomyTenant(svc: TestService, overrides: QuotaOverrides = 
 }
 
 /**
- * The preamble of a table test file: before its tests, a service and a roomy tenant; after them, the
- * service closed. Answers the service, the tenant, the tables API as that tenant in its workspace, and
+ * The preamble of a table test file: before its tests, a service (with a runner in process when
+ * `runner`) and a roomy tenant; after them, the service closed. Answers the service, the tenant, the tables API as that tenant in its workspace, and
  * `apiOf` for another API of the same shape (`apiOf(columnsApi)`), each usable from the tests on.
  */
-export function useTablesService() {
+export function useTablesService(options: { runner?: boolean } = {}) {
   let svc: TestService | undefined;
   let tenant: Tenant | undefined;
   beforeAll(async () => {
-    svc = await startTestService();
+    svc = await startTestService({}, { runner: options.runner ?? false });
     tenant = await roomyTenant(svc);
   });
   afterAll(() => svc?.close());

@@ -6,8 +6,9 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Listening, listen } from '../../http/serve.ts';
 import { haveChromium, launchChromium } from '../helpers/chromium.ts';
+import { ENDS, type ExecutionNotices, watchExecutions } from '../helpers/execution-notices.ts';
 import { createTenant, startTestService, type Tenant, type TestService } from '../helpers/service.ts';
-import { deployWorkflow, pollJob } from '../helpers/workflows.ts';
+import { deployWorkflow } from '../helpers/workflows.ts';
 
 const HOUR = 3_600_000;
 let now = Date.parse('2026-02-01T00:00:00.000Z');
@@ -16,10 +17,12 @@ const browserHere = haveChromium('approval-link.test.ts');
 
 let svc: TestService;
 let tenant: Tenant;
+let notices: ExecutionNotices;
 let wf: string;
 
 beforeAll(async () => {
   svc = await startTestService({ APPROVAL_LINK_SECRET: 'x'.repeat(40) }, { runner: true, clock });
+  notices = await watchExecutions(svc.db);
   tenant = await createTenant(svc.admin);
   wf = await deployWorkflow(svc.admin, tenant.workspace.id, {
     blocks: [
@@ -40,7 +43,10 @@ beforeAll(async () => {
     inputs: { version: { type: 'string', required: true } },
   });
 });
-afterAll(() => svc?.close());
+afterAll(async () => {
+  await notices?.close();
+  await svc?.close();
+});
 
 async function pausedLink(version: string): Promise<{ id: string; link: string; contextId: string }> {
   const res = await svc.call('POST', `/api/workflows/${wf}/execute`, {
@@ -48,14 +54,18 @@ async function pausedLink(version: string): Promise<{ id: string; link: string; 
     body: { inputs: { version }, async: true },
   });
   const id = res.body.taskId as string;
-  for (let i = 0; i < 400; i++) {
-    const job = await svc.call('GET', `/api/jobs/${id}`, { key: tenant.key });
-    const pause = job.body.metadata?.pause;
-    if (pause) return { id, link: pause.approvalUrl, contextId: pause.contextId };
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error('never paused');
+  // The runner's notice that it parked the execution for a person.
+  await notices.next(id, ['parked']);
+  const job = await svc.call('GET', `/api/jobs/${id}`, { key: tenant.key });
+  const pause = job.body.metadata?.pause;
+  expect(pause, JSON.stringify(job.body)).toMatchObject({ approvalUrl: expect.any(String) });
+  return { id, link: pause.approvalUrl, contextId: pause.contextId };
 }
+/** Waits for the runner's notice that the execution ended; answers the GET of its Job record. */
+const finished = async (id: string) => {
+  await notices.next(id, ENDS);
+  return svc.call('GET', `/api/jobs/${id}`, { key: tenant.key });
+};
 
 const get = (path: string) => svc.app.request(path);
 const post = (path: string, form: Record<string, string>, type = 'application/x-www-form-urlencoded') =>
@@ -97,7 +107,7 @@ describe('approval links', () => {
     const ok = await post(link, { approved: 'true', note: 'go', count: '3', urgent: 'true' });
     expect(ok.status).toBe(200);
     expect(await ok.text()).toContain('Approved');
-    const done = await pollJob(svc.call, tenant.key, id);
+    const done = await finished(id);
     expect(done.body.output.answer).toMatchObject({
       approved: true,
       data: { note: 'go', count: 3, urgent: true },
@@ -141,7 +151,7 @@ describe('approval links', () => {
     expect(expired.status).toBe(410);
     expect(await expired.text()).toContain('expired');
     expect((await post(link, { approved: 'true', note: 'late' })).status).toBe(410);
-    const done = await pollJob(svc.call, tenant.key, id);
+    const done = await finished(id);
     expect(done.body.output.answer).toMatchObject({ approved: false, timedOut: true, by: null });
   });
 });
@@ -169,7 +179,7 @@ describe.runIf(browserHere)('approval links in a browser', () => {
     await page.check('input[name="urgent"]');
     await Promise.all([page.waitForLoadState('load'), page.click('button[value="true"]')]);
     expect(await page.textContent('h1')).toBe('Approved');
-    const done = await pollJob(svc.call, tenant.key, id);
+    const done = await finished(id);
     expect(done.body.output.answer).toMatchObject({
       approved: true,
       data: { note: 'looks good', count: 7, urgent: true },
@@ -187,7 +197,7 @@ describe.runIf(browserHere)('approval links in a browser', () => {
     await page.goto(`${server.url}${link}`);
     await Promise.all([page.waitForLoadState('load'), page.click('button[value="false"]')]);
     expect(await page.textContent('h1')).toBe('Rejected');
-    const done = await pollJob(svc.call, tenant.key, id);
+    const done = await finished(id);
     expect(done.body.output.answer).toMatchObject({ approved: false, data: {}, by: 'link' });
     await page.close();
   });

@@ -3,11 +3,9 @@
 // answers: one wins, the other 409), the branch taken follows the answer, the injected clock fires
 // the timeout branch, a cancel ends a paused execution, the audit log and the trace record it.
 import type { ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resumeDueExecutions } from '../../jobs/resume-parked.ts';
+import { ENDS, type ExecutionNotices, watchExecutions } from '../helpers/execution-notices.ts';
 import { killAll, startServiceRunner } from '../helpers/runner-processes.ts';
 import {
   addPerson,
@@ -17,7 +15,8 @@ import {
   type Tenant,
   type TestService,
 } from '../helpers/service.ts';
-import { deployWorkflow, pollJob } from '../helpers/workflows.ts';
+import { startTargetServer, type TargetServer } from '../helpers/target-server.ts';
+import { deployWorkflow } from '../helpers/workflows.ts';
 
 const HOUR = 3_600_000;
 let now = Date.parse('2026-01-01T00:00:00.000Z');
@@ -26,52 +25,25 @@ const clock = () => new Date(now);
 let svc: TestService;
 let tenant: Tenant;
 let other: Tenant;
-let target: Server;
+let notices: ExecutionNotices;
+let target: TargetServer;
 let base: string;
-const hits = new Map<string, number>();
-// biome-ignore lint/suspicious/noExplicitAny: callback bodies are read as JSON
-const callbacks: { path: string; body: any }[] = [];
-/** Requests to `/hold…` are answered only when the test lets them go. */
-const held: (() => void)[] = [];
-
-async function until<T>(probe: () => Promise<T | undefined>, what: string): Promise<T> {
-  for (let i = 0; i < 800; i++) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
+let hits: TargetServer['hits'];
+/** The completion callbacks the target received. */
+let callbacks: TargetServer['posted'];
 
 beforeAll(async () => {
-  target = createServer((req, res) => {
-    const key = req.url ?? '/';
-    hits.set(key, (hits.get(key) ?? 0) + 1);
-    let body = '';
-    req.on('data', (c) => {
-      body += c;
-    });
-    req.on('end', () => {
-      if (key.startsWith('/hold')) {
-        held.push(() => res.end('{}'));
-        return;
-      }
-      if (req.method === 'POST') callbacks.push({ path: key, body: JSON.parse(body) });
-      res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify({ hit: key }));
-    });
-  });
-  target.listen(0, '127.0.0.1');
-  await once(target, 'listening');
-  base = `http://127.0.0.1:${(target.address() as AddressInfo).port}`;
+  target = await startTargetServer();
+  ({ base, hits, posted: callbacks } = target);
   svc = await startTestService({ HTTP_ALLOW_LIST: '127.0.0.1' }, { runner: true, clock });
+  notices = await watchExecutions(svc.db);
   tenant = await createTenant(svc.admin);
   other = await createTenant(svc.admin);
 });
 afterAll(async () => {
+  await notices?.close();
   await svc?.close();
-  target?.closeAllConnections();
-  await new Promise((r) => target?.close(r));
+  await target?.close();
 });
 
 const start = async (wf: string, inputs: Record<string, unknown> = {}) => {
@@ -83,11 +55,18 @@ const start = async (wf: string, inputs: Record<string, unknown> = {}) => {
   return res.body.taskId as string;
 };
 const job = (id: string, key = tenant.key) => svc.call('GET', `/api/jobs/${id}`, { key });
-const paused = (id: string) =>
-  until(async () => {
-    const res = await job(id);
-    return res.body.status === 'paused' ? res.body : undefined;
-  }, `execution ${id} to pause`);
+/** Waits for the runner's notice that it parked the execution for a person; answers its Job record. */
+const paused = async (id: string) => {
+  await notices.next(id, ['parked']);
+  const { body } = await job(id);
+  expect(body.status, JSON.stringify(body)).toBe('paused');
+  return body;
+};
+/** Waits for the runner's notice that the execution ended; answers the GET of its Job record. */
+const finished = async (id: string) => {
+  await notices.next(id, ENDS);
+  return job(id);
+};
 const resume = (pause: { resumeUrl: string }, body: unknown, key = tenant.key) =>
   svc.call('POST', pause.resumeUrl, { key, body });
 
@@ -176,7 +155,7 @@ describe('approval blocks', () => {
     const winner = a.status === 202 ? a : b;
     // No concurrency limit: it goes on at once.
     expect(winner.body.status).toBe('processing');
-    const done = await pollJob(svc.call, tenant.key, id);
+    const done = await finished(id);
     if (winner.body.approved) {
       expect(done.body).toMatchObject({
         status: 'completed',
@@ -217,7 +196,7 @@ describe('approval blocks', () => {
     const res = await resume(pause, { approved: false });
     expect(res.status).toBe(202);
     expect(res.body.by).toBe(`user:${tenant.user.id}`);
-    const done = await pollJob(svc.call, tenant.key, id);
+    const done = await finished(id);
     expect(done.body).toMatchObject({
       status: 'completed',
       output: { rejected: true, by: `user:${tenant.user.id}` },
@@ -231,7 +210,7 @@ describe('approval blocks', () => {
     const { pause } = (await paused(id)).metadata;
     expect(await resumeDueExecutions(svc.db, svc.queue, new Date(now + HOUR - 60_000))).toBe(0);
     now += HOUR;
-    const done = await pollJob(svc.call, tenant.key, id);
+    const done = await finished(id);
     expect(done.body).toMatchObject({ status: 'completed', output: { timedOut: true } });
     expect((await resume(pause, { approved: true, data: { comment: 'late' } })).status).toBe(409);
     expect(hits.get('/yes?t=3')).toBeUndefined();
@@ -263,7 +242,7 @@ describe('approval blocks', () => {
     expect((await resume(res.body.metadata.pause, { approved: true, data: { comment: 'ok' } })).status).toBe(
       202,
     );
-    expect((await pollJob(svc.call, tenant.key, res.body.taskId)).body.status).toBe('completed');
+    expect((await finished(res.body.taskId)).body.status).toBe('completed');
   });
 
   it('a completion callback gets a paused event with the resume details, then the end', async () => {
@@ -273,14 +252,17 @@ describe('approval blocks', () => {
       body: { inputs: { amount: 11 }, async: true, callbackUrl: `${base}/cb?t=11` },
     });
     const id = res.body.taskId as string;
-    const event = await until(async () => callbacks.find((c) => c.path === '/cb?t=11'), 'the paused event');
+    const event = await target.received(
+      () => callbacks.find((c) => c.path === '/cb?t=11'),
+      'the paused event',
+    );
     expect(event.body).toMatchObject({ event: 'paused', taskId: id, status: 'paused' });
     const pause = event.body.metadata.pause;
     expect(pause).toMatchObject({ blockId: 'ask', resumeUrl: expect.stringContaining(id) });
     expect(pause.approvalUrl).toMatch(/^\/approve\//);
     expect((await resume(pause, { approved: true, data: { comment: 'via callback' } })).status).toBe(202);
-    await pollJob(svc.call, tenant.key, id);
-    const end = await until(async () => {
+    await finished(id);
+    const end = await target.received(() => {
       const all = callbacks.filter((c) => c.path === '/cb?t=11');
       return all.length === 2 ? all[1] : undefined;
     }, 'the end callback');
@@ -310,7 +292,7 @@ describe('approval blocks', () => {
       ],
     });
     const id = await start(wf);
-    const done = await pollJob(svc.call, tenant.key, id);
+    const done = await finished(id);
     expect(done.body.status).toBe('failed');
     expect(done.body.error).toMatch(/cannot run inside a loop/);
   });
@@ -333,26 +315,26 @@ describe('approval blocks', () => {
     const { pause } = (await paused(first)).metadata;
     // The pause let go of the only slot: the second takes it and holds it.
     const second = await start(wf, { path: 'hold-second' });
-    await until(async () => (held.length > 0 ? true : undefined), 'the second to hold its slot');
+    await target.received(() => target.held[0], 'the second to hold its slot');
     const answer = await resume(pause, { approved: true });
     expect(answer.status).toBe(202);
     expect(answer.body.status).toBe('queued');
-    await until(async () => {
-      const open = await svc.db.query<{ n: number }>(
-        `select count(*)::int as n from pgboss.job where data->>'executionId' = $1 and state < 'completed'`,
-        [first],
-      );
-      return open[0]?.n === 0 ? true : undefined;
-    }, 'the first to find its group full');
+    // The first finds its group full: its job is done, it waits queued.
+    await notices.next(first, ['waiting']);
+    const open = await svc.db.query<{ n: number }>(
+      `select count(*)::int as n from pgboss.job where data->>'executionId' = $1 and state < 'completed'`,
+      [first],
+    );
+    expect(open[0]?.n).toBe(0);
     expect((await job(first)).body.status).toBe('queued');
     expect(hits.get('/after?answer-first')).toBeUndefined();
     // The second reaches its own approval: its pause frees the slot, and the first takes it.
-    for (const release of held.splice(0)) release();
+    for (const release of target.held.splice(0)) release();
     const secondPause = (await paused(second)).metadata.pause;
-    expect((await pollJob(svc.call, tenant.key, first)).body.status).toBe('completed');
+    expect((await finished(first)).body.status).toBe('completed');
     expect(hits.get('/after?answer-first')).toBe(1);
     expect((await resume(secondPause, { approved: false })).status).toBe(202);
-    expect((await pollJob(svc.call, tenant.key, second)).body.status).toBe('completed');
+    expect((await finished(second)).body.status).toBe('completed');
     expect(hits.get('/answer-first')).toBe(1);
   });
 
@@ -404,21 +386,24 @@ describe('approvals through the admin plane', () => {
     expect(done).toMatchObject({ status: 'processing', approved: false, by: 'admin' });
     const again = await adminError(svc.admin.executions.resume.mutate({ id, approved: true }));
     expect(again.httpStatus).toBe(409);
-    expect((await pollJob(svc.call, tenant.key, id)).body.output).toEqual({ rejected: true, by: 'admin' });
+    expect((await finished(id)).body.output).toEqual({ rejected: true, by: 'admin' });
   });
 });
 
 describe.runIf(Boolean(process.env.TEST_DATABASE_URL))('paused executions across runner processes', () => {
   let own: TestService;
   let ownTenant: Tenant;
+  let ownNotices: ExecutionNotices;
   const runners: ChildProcess[] = [];
 
   beforeAll(async () => {
     own = await startTestService({ HTTP_ALLOW_LIST: '127.0.0.1' });
+    ownNotices = await watchExecutions(own.db);
     ownTenant = await createTenant(own.admin);
   });
   afterAll(async () => {
     await killAll(runners);
+    await ownNotices?.close();
     await own?.close();
   });
 
@@ -430,10 +415,9 @@ describe.runIf(Boolean(process.env.TEST_DATABASE_URL))('paused executions across
       body: { inputs: { amount: 9 }, async: true },
     });
     const id = res.body.taskId as string;
-    const pause = await until(async () => {
-      const r = await own.call('GET', `/api/jobs/${id}`, { key: ownTenant.key });
-      return r.body.metadata?.pause;
-    }, 'the execution to pause');
+    await ownNotices.next(id, ['parked']);
+    const { pause } = (await own.call('GET', `/api/jobs/${id}`, { key: ownTenant.key })).body.metadata;
+    expect(pause).toMatchObject({ resumeUrl: expect.any(String) });
     await killAll(runners);
     await startServiceRunner(own, runners);
     const answer = await own.call('POST', pause.resumeUrl, {
@@ -441,7 +425,8 @@ describe.runIf(Boolean(process.env.TEST_DATABASE_URL))('paused executions across
       body: { approved: true, data: { comment: 'after restart' } },
     });
     expect(answer.status).toBe(202);
-    const done = await pollJob(own.call, ownTenant.key, id);
+    await ownNotices.next(id, ENDS);
+    const done = await own.call('GET', `/api/jobs/${id}`, { key: ownTenant.key });
     expect(done.body).toMatchObject({ status: 'completed', output: { approved: true } });
     expect(hits.get('/before?t=9')).toBe(1);
     expect(hits.get('/yes?t=9')).toBe(1);

@@ -7,7 +7,7 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { killAll, serviceRunnerEnv, startRunnerProcess } from '../helpers/runner-processes.ts';
+import { killAll, startServiceRunner } from '../helpers/runner-processes.ts';
 import { createTenant, startTestService, type Tenant, type TestService } from '../helpers/service.ts';
 import { deployWorkflow } from '../helpers/workflows.ts';
 
@@ -54,7 +54,7 @@ describe.runIf(serverDatabase)('cancel across processes', () => {
   });
 
   it('stops the run in the runner process, which then records what ran', async () => {
-    await startRunnerProcess({ ...serviceRunnerEnv(svc), HTTP_ALLOW_LIST: '127.0.0.1' }, runners);
+    await startServiceRunner(svc, runners);
     const wf = await deployWorkflow(svc.admin, tenant.workspace.id, {
       blocks: [{ id: 'call', type: 'http', url }],
     });

@@ -4,15 +4,14 @@
 // Cancel of a parked execution; a sync caller handed the job. (A runner process killed while an
 // execution is parked, then another one resuming it, is at the end, on a server database.)
 import type { ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QUEUES } from '../../jobs/queues.ts';
 import { resumeDueExecutions } from '../../jobs/resume-parked.ts';
+import { ENDS, type ExecutionNotices, watchExecutions } from '../helpers/execution-notices.ts';
 import { killAll, startServiceRunner } from '../helpers/runner-processes.ts';
 import { createTenant, startTestService, type Tenant, type TestService } from '../helpers/service.ts';
-import { deployWorkflow, pollJob } from '../helpers/workflows.ts';
+import { startTargetServer, type TargetServer } from '../helpers/target-server.ts';
+import { deployWorkflow } from '../helpers/workflows.ts';
 
 const HOUR = 3_600_000;
 let now = Date.parse('2026-01-01T00:00:00.000Z');
@@ -20,45 +19,22 @@ const clock = () => new Date(now);
 
 let svc: TestService;
 let tenant: Tenant;
-let target: Server;
+let notices: ExecutionNotices;
+let target: TargetServer;
 let base: string;
-const hits = new Map<string, number>();
-/** Requests to `/hold…` are answered only when the test lets them go. */
-const held: (() => void)[] = [];
-
-async function until<T>(probe: () => Promise<T | undefined>, what: string): Promise<T> {
-  for (let i = 0; i < 800; i++) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
+let hits: TargetServer['hits'];
 
 beforeAll(async () => {
-  target = createServer((req, res) => {
-    const key = req.url ?? '/';
-    const n = (hits.get(key) ?? 0) + 1;
-    hits.set(key, n);
-    if (key.startsWith('/hold')) {
-      held.push(() => res.end('{}'));
-      return;
-    }
-    // `/flaky…` answers 503 the first time, then 200.
-    res.statusCode = key.startsWith('/flaky') && n === 1 ? 503 : 200;
-    res.setHeader('content-type', 'application/json');
-    res.end(JSON.stringify({ hit: key, n }));
-  });
-  target.listen(0, '127.0.0.1');
-  await once(target, 'listening');
-  base = `http://127.0.0.1:${(target.address() as AddressInfo).port}`;
+  target = await startTargetServer();
+  ({ base, hits } = target);
   svc = await startTestService({ HTTP_ALLOW_LIST: '127.0.0.1' }, { runner: true, clock });
+  notices = await watchExecutions(svc.db);
   tenant = await createTenant(svc.admin);
 });
 afterAll(async () => {
+  await notices?.close();
   await svc?.close();
-  target?.closeAllConnections();
-  await new Promise((r) => target?.close(r));
+  await target?.close();
 });
 
 const start = async (wf: string, inputs: Record<string, unknown> = {}) => {
@@ -70,12 +46,18 @@ const start = async (wf: string, inputs: Record<string, unknown> = {}) => {
   return res.body.taskId as string;
 };
 const job = (id: string) => svc.call('GET', `/api/jobs/${id}`, { key: tenant.key });
-/** Waits until the execution is parked; answers its Job record. */
-const parked = (id: string) =>
-  until(async () => {
-    const res = await job(id);
-    return res.body.metadata?.resumeAt ? res.body : undefined;
-  }, `execution ${id} to park`);
+/** Waits for the runner's notice that it parked the execution; answers its Job record. */
+const parked = async (id: string) => {
+  await notices.next(id, ['parked']);
+  const { body } = await job(id);
+  expect(body.metadata?.resumeAt, JSON.stringify(body)).toEqual(expect.any(String));
+  return body;
+};
+/** Waits for the runner's notice that the execution ended; answers the GET of its Job record. */
+const finished = async (id: string) => {
+  await notices.next(id, ENDS);
+  return job(id);
+};
 /** The execution's pg-boss jobs not yet finished (a parked execution holds none). */
 const openJobs = async (id: string) => {
   const rows = await svc.db.query<{ n: number }>(
@@ -114,7 +96,7 @@ describe('parked executions', () => {
     // Not due a minute early.
     expect(await resumeDueExecutions(svc.db, svc.queue, new Date(now + HOUR - 60_000))).toBe(0);
     now += HOUR;
-    const done = await pollJob(svc.call, tenant.key, id);
+    const done = await finished(id);
     expect(done.body).toMatchObject({ status: 'completed', output: { waited: HOUR, after: '/after?t=1' } });
     expect(done.body.metadata.resumeAt).toBeUndefined();
     expect((await svc.admin.executions.get.query({ id })).resumeAt).toBeNull();
@@ -143,7 +125,7 @@ describe('parked executions', () => {
     expect(hits.get('/before?t=7')).toBe(1);
     expect(hits.get('/after?t=7')).toBeUndefined();
     now += HOUR;
-    expect((await pollJob(svc.call, tenant.key, id)).body.status).toBe('completed');
+    expect((await finished(id)).body.status).toBe('completed');
     expect(hits.get('/after?t=7')).toBe(1);
   });
 
@@ -161,7 +143,7 @@ describe('parked executions', () => {
     expect(hits.get('/side?t=8')).toBe(1);
     expect(hits.get('/after?t=8')).toBeUndefined();
     now += HOUR;
-    expect((await pollJob(svc.call, tenant.key, id)).body.status).toBe('completed');
+    expect((await finished(id)).body.status).toBe('completed');
     expect(hits.get('/side?t=8')).toBe(1);
     expect(hits.get('/after?t=8')).toBe(1);
   });
@@ -204,7 +186,7 @@ describe('parked executions', () => {
     expect(record.metadata.resumeAt).toBe(new Date(now + 60_000).toISOString());
     expect(hits.get('/flaky?t=3')).toBe(1);
     now += 60_000;
-    const done = await pollJob(svc.call, tenant.key, id);
+    const done = await finished(id);
     expect(done.body).toMatchObject({ status: 'completed' });
     expect(hits.get('/flaky?t=3')).toBe(2);
     const detail = await svc.admin.executions.get.query({ id });
@@ -228,9 +210,9 @@ describe('parked executions', () => {
     await parked(first);
     // With a limit of 1, this one runs only because the parked one let go of its slot.
     const second = await start(wf, { ms: 0 });
-    expect((await pollJob(svc.call, tenant.key, second)).body.status).toBe('completed');
+    expect((await finished(second)).body.status).toBe('completed');
     now += HOUR;
-    expect((await pollJob(svc.call, tenant.key, first)).body.status).toBe('completed');
+    expect((await finished(first)).body.status).toBe('completed');
   });
 
   it('a resumed execution of a full group waits queued for its slot', async () => {
@@ -251,18 +233,18 @@ describe('parked executions', () => {
     await parked(first);
     // The second holds the only slot while the first comes due.
     const second = await start(wf, { ms: 0, path: 'hold-second' });
-    await until(async () => (held.length > 0 ? true : undefined), 'the second to hold its slot');
+    await target.received(() => target.held[0], 'the second to hold its slot');
     now += HOUR;
-    await until(async () => {
-      const res = await job(first);
-      return res.body.metadata?.resumeAt === undefined && (await openJobs(first)) === 0 ? true : undefined;
-    }, 'the first to be resumed and to find its group full');
+    // Resumed by the sweep, the first finds its group full: its job is done, it waits queued.
+    await notices.next(first, ['waiting']);
     const waiting = (await job(first)).body;
+    expect(waiting.metadata?.resumeAt).toBeUndefined();
+    expect(await openJobs(first)).toBe(0);
     expect(waiting.status).toBe('queued');
     expect(hits.get('/after?resume-first')).toBeUndefined();
-    for (const release of held.splice(0)) release();
-    expect((await pollJob(svc.call, tenant.key, second)).body.status).toBe('completed');
-    const done = await pollJob(svc.call, tenant.key, first);
+    for (const release of target.held.splice(0)) release();
+    expect((await finished(second)).body.status).toBe('completed');
+    const done = await finished(first);
     expect(done.body.status).toBe('completed');
     expect(hits.get('/after?resume-first')).toBe(1);
     expect(hits.get('/resume-first')).toBe(1);
@@ -283,21 +265,24 @@ describe('parked executions', () => {
     expect(res.body).toMatchObject({ success: false, status: 'processing' });
     expect(res.body.metadata.resumeAt).toBe(new Date(now + HOUR).toISOString());
     now += HOUR;
-    expect((await pollJob(svc.call, tenant.key, res.body.taskId)).body.status).toBe('completed');
+    expect((await finished(res.body.taskId)).body.status).toBe('completed');
   });
 });
 
 describe.runIf(Boolean(process.env.TEST_DATABASE_URL))('parked executions across runner processes', () => {
   let own: TestService;
   let ownTenant: Tenant;
+  let ownNotices: ExecutionNotices;
   const runners: ChildProcess[] = [];
 
   beforeAll(async () => {
     own = await startTestService({ HTTP_ALLOW_LIST: '127.0.0.1' });
+    ownNotices = await watchExecutions(own.db);
     ownTenant = await createTenant(own.admin);
   });
   afterAll(async () => {
     await killAll(runners);
+    await ownNotices?.close();
     await own?.close();
   });
 
@@ -309,10 +294,9 @@ describe.runIf(Boolean(process.env.TEST_DATABASE_URL))('parked executions across
       body: { async: true },
     });
     const id = res.body.taskId as string;
-    await until(async () => {
-      const r = await own.call('GET', `/api/jobs/${id}`, { key: ownTenant.key });
-      return r.body.metadata?.resumeAt ? true : undefined;
-    }, 'the execution to park');
+    await ownNotices.next(id, ['parked']);
+    const parkedRecord = await own.call('GET', `/api/jobs/${id}`, { key: ownTenant.key });
+    expect(parkedRecord.body.metadata?.resumeAt).toEqual(expect.any(String));
     await killAll(runners);
     await startServiceRunner(own, runners);
     // A runner process keeps the system clock: the hour passes by moving the due time instead (the
@@ -322,7 +306,8 @@ describe.runIf(Boolean(process.env.TEST_DATABASE_URL))('parked executions across
       `update execution_checkpoints set record = jsonb_set(record, '{dueAt}', '0') where execution_id = $1`,
       [id],
     );
-    const done = await pollJob(own.call, ownTenant.key, id);
+    await ownNotices.next(id, ENDS);
+    const done = await own.call('GET', `/api/jobs/${id}`, { key: ownTenant.key });
     expect(done.body).toMatchObject({ status: 'completed', output: { waited: HOUR, after: '/after?t=6' } });
     expect(hits.get('/before?t=6')).toBe(1);
     expect(hits.get('/after?t=6')).toBe(1);

@@ -3,7 +3,7 @@
 // server database (the embedded one serves one process), so it runs in the TEST_DATABASE_URL pass.
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { killAll, serviceRunnerEnv, startRunnerProcess } from '../helpers/runner-processes.ts';
+import { killAll, startServiceRunner } from '../helpers/runner-processes.ts';
 import { createTenant, startTestService, type Tenant, type TestService } from '../helpers/service.ts';
 import { deployWorkflow } from '../helpers/workflows.ts';
 
@@ -14,11 +14,7 @@ let tenant: Tenant;
 const runners: ChildProcess[] = [];
 
 // Both runners try the cron pass every second: as many chances to fire twice as there can be.
-const startRunner = () =>
-  startRunnerProcess(
-    { ...serviceRunnerEnv(svc), SCHEDULE_CHECK_SECONDS: '1', QUEUE_SUPERVISE_SECONDS: '1' },
-    runners,
-  );
+const startRunner = () => startServiceRunner(svc, runners, { SCHEDULE_CHECK_SECONDS: '1' });
 
 async function waitFor<T>(what: string, check: () => Promise<T>, polls = 1200): Promise<NonNullable<T>> {
   for (let i = 0; i < polls; i++) {

@@ -3,7 +3,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startChatServer } from '../helpers/openai-server.ts';
-import { killAll, serviceRunnerEnv, startRunnerProcess } from '../helpers/runner-processes.ts';
+import { killAll, startServiceRunner } from '../helpers/runner-processes.ts';
 import { createTenant, startTestService, type Tenant, type TestService } from '../helpers/service.ts';
 import { sseReader } from '../helpers/sse.ts';
 import { deployWorkflow } from '../helpers/workflows.ts';
@@ -19,10 +19,7 @@ beforeAll(async () => {
   chat = await startChatServer();
   svc = await startTestService({});
   tenant = await createTenant(svc.admin);
-  await startRunnerProcess(
-    { ...serviceRunnerEnv(svc), OPENAI_BASE_URL: chat.url, OPENAI_API_KEY: 'sk-test' },
-    children,
-  );
+  await startServiceRunner(svc, children, { OPENAI_BASE_URL: chat.url, OPENAI_API_KEY: 'sk-test' });
 });
 afterAll(async () => {
   await killAll(children);

@@ -1,40 +1,21 @@
 // The `table` workflow block end to end: a workflow that inserts, queries, updates and upserts rows of
 // a user table through the real queue and runner, with the table rules (schema, unique columns,
 // workspace scope) holding as they do for the REST endpoints.
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import {
-  adminError,
-  createTenant,
-  startTestService,
-  type Tenant,
-  type TestService,
-} from '../helpers/service.ts';
+import { beforeAll, expect, it } from 'vitest';
+import { makeTable, useTablesService } from '../api/tables-helpers.ts';
+import { adminError, createTenant } from '../helpers/service.ts';
 import { deployWorkflow } from '../helpers/workflows.ts';
 
-let svc: TestService;
-let tenant: Tenant;
+const { svc, tenant, api } = useTablesService({ runner: true });
 let tableId: string;
 
 beforeAll(async () => {
-  svc = await startTestService({}, { runner: true });
-  tenant = await createTenant(svc.admin, { plan: 'enterprise' });
-  const created = await svc.call('POST', '/api/v1/tables', {
-    key: tenant.key,
-    body: {
-      workspaceId: tenant.workspace.id,
-      name: 'contacts',
-      schema: {
-        columns: [
-          { name: 'email', type: 'string', required: true, unique: true },
-          { name: 'visits', type: 'number' },
-        ],
-      },
-    },
-  });
-  expect(created.status).toBe(200);
-  tableId = created.body.data.table.id;
+  const columns = [
+    { name: 'email', type: 'string', required: true, unique: true },
+    { name: 'visits', type: 'number' },
+  ];
+  tableId = (await makeTable(api, columns, 'contacts')).id;
 });
-afterAll(() => svc.close());
 
 const run = async (definition: unknown, inputs: Record<string, unknown> = {}) => {
   const workflowId = await deployWorkflow(svc.admin, tenant.workspace.id, definition);
@@ -47,12 +28,7 @@ const run = async (definition: unknown, inputs: Record<string, unknown> = {}) =>
 };
 
 const rowsOf = async () =>
-  (
-    await svc.call('GET', `/api/v1/tables/${tableId}/rows`, {
-      key: tenant.key,
-      query: { workspaceId: tenant.workspace.id, sort: JSON.stringify({ email: 'asc' }) },
-    })
-  ).body.data.rows.map((r: { data: unknown }) => r.data);
+  (await api.query(tableId, { sort: { email: 'asc' } })).body.data.rows.map((r: { data: unknown }) => r.data);
 
 it('inserts, queries, updates and upserts rows of a table named in the workflow', async () => {
   const result = await run(
