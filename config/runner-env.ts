@@ -97,7 +97,8 @@ export const runnerEnv = {
     .describe(
       'How often runners look for due schedules; a firing lands at most this late, plus a couple of seconds',
     ),
-  // Documents one runner ingests at once (parsing and chunking take a worker thread each).
+  // Documents one runner stores at once (parsing and chunking take a worker thread each, as many
+  // threads); as many more are prepared meanwhile (runner/knowledge-jobs.ts).
   INGEST_CONCURRENCY: z.coerce
     .number()
     .int()
@@ -105,7 +106,7 @@ export const runnerEnv = {
     .max(64)
     .default(2)
     .describe(
-      'Documents one runner processes at once (each takes a worker thread while parsing and chunking)',
+      'Documents one runner stores at once, and worker threads it parses and chunks in; as many more documents are prepared meanwhile',
     ),
   INGEST_MEMORY_MB: z.coerce
     .number()

@@ -5,6 +5,11 @@
 // provider) is retried by the queue, and the last attempt records the failure. A runner that dies
 // mid-way loses nothing: the job's heartbeat stops, pg-boss hands it to another runner, and the
 // claim clears the partial chunks.
+//
+// Storing is the slow step (the vector index takes most of it), and a document's
+// parsing and embedding used to wait before it: the pump takes more documents than may store at
+// once, so the next ones are claimed, read, parsed, chunked and embedded while these store, and
+// at most `storeConcurrency` documents write their chunks at a time.
 import type { Job } from 'pg-boss';
 import type { Db } from '../db/client.ts';
 import {
@@ -20,6 +25,7 @@ import type { StorageDriver } from '../storage/driver.ts';
 import type { Embedders } from './embeddings/embedder.ts';
 import { documentKindOf } from './ingestion/document-types.ts';
 import type { IngestPool } from './ingestion/pool.ts';
+import { createSlots } from './threads/slots.ts';
 
 /** Attempts at one generation (the queue's first delivery and its retries). */
 export const INGEST_ATTEMPTS = 3;
@@ -34,15 +40,38 @@ export interface KnowledgeJobDeps {
   embedders: Embedders;
   log: Logger;
   signal?: AbortSignal;
+  /** Documents that write their chunks at once (INGEST_CONCURRENCY); more may be prepared meanwhile. */
+  storeConcurrency: number;
 }
+
+/**
+ * Documents the pump should hold at once for `storeConcurrency` storing: as many again are prepared
+ * while those store. (Each prepared one waits with its chunks and their first batch of vectors in
+ * memory: at most twice the documents of INGEST_CONCURRENCY alone.)
+ */
+export function ingestJobsInHand(storeConcurrency: number): number {
+  return storeConcurrency * 2;
+}
+
+type StoreGate = <T>(store: () => Promise<T>) => Promise<T>;
 
 export function knowledgeJobHandler(deps: KnowledgeJobDeps) {
   const { db, log } = deps;
+  const slots = createSlots(Math.max(1, deps.storeConcurrency));
+  const storing: StoreGate = async (store) => {
+    const slot = slots.tryAcquire() ?? (await slots.acquire(deps.signal));
+    if (slot === null) throw deps.signal?.reason ?? new Error('Ingestion stopped');
+    try {
+      return await store();
+    } finally {
+      slots.release(slot);
+    }
+  };
   return async (job: Job<KnowledgeIngestPayload>) => {
     const claim = await claimDocument(db, job.data);
     if (!claim) return; // stale, gone, or done already
     try {
-      await ingest(deps, claim);
+      await ingest(deps, claim, storing);
     } catch (err) {
       if (claim.attempt < INGEST_ATTEMPTS) throw err; // the queue retries the job
       log.error('document ingestion failed', { documentId: claim.documentId, err });
@@ -61,7 +90,7 @@ export function deadDocumentHandler(db: Db) {
   };
 }
 
-async function ingest(deps: KnowledgeJobDeps, claim: IngestClaim): Promise<void> {
+async function ingest(deps: KnowledgeJobDeps, claim: IngestClaim, storing: StoreGate): Promise<void> {
   const kind = documentKindOf(claim.filename, claim.mimeType);
   if (!kind) {
     await failDocument(deps.db, claim, `Unsupported document type ${claim.mimeType}`);
@@ -82,18 +111,25 @@ async function ingest(deps: KnowledgeJobDeps, claim: IngestClaim): Promise<void>
     vectors.catch(() => {});
     return vectors;
   };
-  let next = chunks.length ? embed(0) : null;
-  let tokenCount = 0;
-  for (let from = 0; next; from += BATCH) {
-    const vectors = await next;
-    // The next batch embeds while this one is written.
-    next = from + BATCH < chunks.length ? embed(from + BATCH) : null;
-    const batch = chunks.slice(from, from + BATCH).map((c, i) => {
-      tokenCount += c.tokenCount;
-      return { content: c.content, tokenCount: c.tokenCount, embedding: vectors[i] as Float32Array };
-    });
-    await insertChunks(deps.db, claim, from, batch);
-  }
+  // The first batch is embedded before the document waits to store, so storing never waits for it.
+  const first = chunks.length ? embed(0) : null;
+  await first;
+  const tokenCount = await storing(async () => {
+    let next = first;
+    let tokens = 0;
+    for (let from = 0; next; from += BATCH) {
+      const vectors = await next;
+      // The next batch embeds while this one is written.
+      next = from + BATCH < chunks.length ? embed(from + BATCH) : null;
+      const batch = chunks.slice(from, from + BATCH).map((c, i) => {
+        tokens += c.tokenCount;
+        return { content: c.content, tokenCount: c.tokenCount, embedding: vectors[i] as Float32Array };
+      });
+      await insertChunks(deps.db, claim, from, batch);
+    }
+    return tokens;
+  });
+  // Outside the gate: the next document's chunks go in while this one is made live.
   await completeDocument(deps.db, claim, { chunkCount: chunks.length, tokenCount });
 }
 

@@ -24,7 +24,7 @@ import { startEventSweeper } from './event-sweeper.ts';
 import type { RetryDelay } from './executor/retry.ts';
 import { createIngestPool } from './ingestion/pool.ts';
 import { settleLane, startPump } from './job-pump.ts';
-import { deadDocumentHandler, knowledgeJobHandler } from './knowledge-jobs.ts';
+import { deadDocumentHandler, ingestJobsInHand, knowledgeJobHandler } from './knowledge-jobs.ts';
 import { startParkSweeper } from './park-sweeper.ts';
 import { createFunctionPool } from './sandbox/pool.ts';
 import { scheduleJobHandler } from './schedule-jobs.ts';
@@ -143,8 +143,17 @@ export async function startRunner(deps: {
   const documents = await startPump<KnowledgeIngestPayload>({
     ...common,
     queue: QUEUES.knowledgeIngest,
-    concurrency: config.INGEST_CONCURRENCY,
-    handle: knowledgeJobHandler({ db, storage, pool: ingestPool, embedders, log, signal: shutdown.signal }),
+    // More documents than store at once: the next ones are prepared while these store.
+    concurrency: ingestJobsInHand(config.INGEST_CONCURRENCY),
+    handle: knowledgeJobHandler({
+      db,
+      storage,
+      pool: ingestPool,
+      embedders,
+      log,
+      signal: shutdown.signal,
+      storeConcurrency: config.INGEST_CONCURRENCY,
+    }),
   });
   const deadDocuments = await startPump<KnowledgeIngestPayload>({
     ...common,

@@ -5,7 +5,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { expectOk } from '../api/files-helpers.ts';
-import { createKnowledgeBase, documentOf, settled, uploadDocument } from '../api/knowledge-helpers.ts';
+import { createKnowledgeBase, documentOf, prose, settled, uploadDocument } from '../api/knowledge-helpers.ts';
 import { exited, killAll, startServiceRunner } from '../helpers/runner-processes.ts';
 import { createTenant, startTestService, type Tenant, type TestService } from '../helpers/service.ts';
 
@@ -159,4 +159,77 @@ describe.runIf(serverDatabase)('ingestion across runner processes', () => {
     );
     expect(new Set(keys).size).toBe(keys.length);
   }, 300_000);
+
+  it('prepares the next document while one stores, and stores no more than INGEST_CONCURRENCY at once', async () => {
+    const workspaceId = tenant.workspace.id;
+    const kb = await createKnowledgeBase(svc, workspaceId, {
+      chunkingConfig: { maxSize: 100, minSize: 50, overlap: 0 },
+    });
+    const ids: string[] = [];
+    for (let n = 0; n < 3; n++) {
+      const res = await uploadDocument(svc, tenant.key, kb.id, {
+        workspaceId,
+        name: `doc${n}.txt`,
+        content: prose(6, `batch ${n}`),
+      });
+      expectOk(res);
+      ids.push(res.body.data.document.id);
+    }
+    const statuses = async () =>
+      (await Promise.all(ids.map((id) => documentOf(svc, id)))).map((d) => d.processingStatus);
+    // Inserts whose foreign key check waits for the knowledge base's row, which this test holds.
+    const waitingInserts = async () => {
+      const [row] = await svc.db.query<{ n: number | string }>(
+        `select count(*) as n from pg_stat_activity
+          where datname = current_database() and wait_event_type = 'Lock'
+            and query like 'insert into knowledge_chunks%'`,
+      );
+      return Number(row?.n);
+    };
+    let release = () => {};
+    const released = new Promise<void>((r) => {
+      release = r;
+    });
+    let locked = () => {};
+    const isLocked = new Promise<void>((r) => {
+      locked = r;
+    });
+    // FOR UPDATE conflicts with the KEY SHARE lock an insert's foreign key check takes: chunks
+    // cannot be stored while it is held, while claiming, reading, parsing and embedding go on.
+    const holder = svc.db.transaction(async (tx) => {
+      await tx.query('select id from knowledge_bases where id = $1 for update', [kb.id]);
+      locked();
+      await released;
+    });
+    try {
+      await isLocked;
+      await startServiceRunner(svc, runners, { INGEST_CONCURRENCY: '1' });
+      // One document stores (its insert waits on the lock), one more is claimed and prepared
+      // meanwhile; the third waits in the queue.
+      for (let i = 0; ; i++) {
+        const now = await statuses();
+        if (now.filter((s) => s === 'processing').length === 2 && (await waitingInserts()) === 1) {
+          expect(now.filter((s) => s === 'pending')).toHaveLength(1);
+          break;
+        }
+        if (i > 1500)
+          throw new Error(`documents ${now.join(', ')}, ${await waitingInserts()} inserts waiting`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      // The prepared document does not store beside the first (a second insert would queue on the lock).
+      for (let i = 0; i < 25; i++) {
+        expect(await waitingInserts()).toBe(1);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    } finally {
+      release();
+      await holder;
+    }
+    for (const id of ids) {
+      const doc = await settled(svc, id, 60_000);
+      expect(doc.processingStatus, doc.processingError ?? '').toBe('completed');
+      expect(doc.chunkCount).toBeGreaterThan(1);
+      expect((await chunkFigures(id)).chunks).toBe(doc.chunkCount);
+    }
+  }, 120_000);
 });
