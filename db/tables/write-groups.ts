@@ -18,12 +18,6 @@
 // database refuses), the later writes were decided on what it did: the transaction is rolled back
 // and the group run again one write at a time, each in a savepoint.
 //
-// On a server the next group does not wait for the commit's answer: it begins, and sends its lock,
-// as soon as the commit of the group before has gone out. Its lock waits in the database for that
-// commit and answers right after it, with the figures it left; what the next group saves is the
-// commit's way back to this process and its own lock's way out, two of the steps every group of a
-// table otherwise waited for in turn. A group run again (one write at a time) then locks behind it.
-//
 // Grouping is per process and per table; the lock still serialises groups of other processes.
 // A write given a transaction (a store composing into a larger unit of work) runs in it alone.
 import { type Db, isRolledBack, type Queryable } from '../client.ts';
@@ -100,22 +94,15 @@ function schedule(db: Db, groups: Map<string, Queue>, key: string, queue: Queue,
   // The writes that arrive in this turn of the event loop join the first group.
   setImmediate(() => {
     const group = queue.pending.splice(0, MAX_GROUP);
-    let next = true;
-    const startNext = () => {
-      if (!next) return;
-      next = false;
+    void runGroup(db, ref, key, group).finally(() => {
       queue.busy = false;
       schedule(db, groups, key, queue, ref);
-    };
-    void runGroup(db, ref, key, group, startNext).finally(startNext);
+    });
   });
 }
 
-/**
- * Runs a group and answers its writes. `committing` is called when the commit of its pipelined
- * attempt goes out: the next group may begin (see the head of this file).
- */
-async function runGroup(db: Db, ref: TableRef, key: string, group: Pending[], committing: () => void) {
+/** Runs a group and answers its writes. */
+async function runGroup(db: Db, ref: TableRef, key: string, group: Pending[]) {
   const server = db.backend === 'postgres';
   let outcomes: (Outcome | undefined)[] = [];
   /** Whether the attempt's transaction is known to have left nothing: it may be run again. */
@@ -132,7 +119,6 @@ async function runGroup(db: Db, ref: TableRef, key: string, group: Pending[], co
         answers = run.answers;
         // From here the commit goes out: unless it answers that it rolled back, the writes may hold.
         undone = false;
-        if (pipelined) committing();
       })
       .catch((err) => {
         if (isRolledBack(err)) undone = true;
