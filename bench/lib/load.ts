@@ -10,6 +10,11 @@ interface LoadSpec {
   body?: string;
   /** A header given a fresh random value on every request (an Idempotency-Key). */
   uniqueHeader?: string;
+  /**
+   * The body varies by request: `{{i}}` is the request's number in its run, `{{i%M}}` that number
+   * modulo M, `{{run}}` the run (`warmup` or `timed`), so that the warmup writes other rows.
+   */
+  indexed?: boolean;
   count: number;
   concurrency: number;
   /** Requests before timing starts. */
@@ -20,7 +25,14 @@ const spec = JSON.parse(process.argv[2] as string) as LoadSpec;
 const agent = new http.Agent({ keepAlive: true, maxSockets: spec.concurrency });
 const target = new URL(spec.url);
 
-function once(): Promise<number> {
+const bodyOf = (run: string, i: number) =>
+  spec.indexed
+    ? spec.body?.replaceAll(/\{\{(run|i)(?:%(\d+))?\}\}/g, (_, name: string, m?: string) =>
+        name === 'run' ? run : String(m ? i % Number(m) : i),
+      )
+    : spec.body;
+
+function once(body: string | undefined): Promise<number> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
     const req = http.request(
@@ -48,24 +60,24 @@ function once(): Promise<number> {
       },
     );
     req.on('error', reject);
-    req.end(spec.body);
+    req.end(body);
   });
 }
 
-async function run(count: number) {
+async function run(name: string, count: number) {
   const samples: number[] = [];
   let next = 0;
   await Promise.all(
     Array.from({ length: spec.concurrency }, async () => {
-      while (next++ < count) samples.push(await once());
+      while (next < count) samples.push(await once(bodyOf(name, next++)));
     }),
   );
   return samples;
 }
 
-await run(spec.warmup);
+await run('warmup', spec.warmup);
 const started = performance.now();
-const samples = await run(spec.count);
+const samples = await run('timed', spec.count);
 const seconds = (performance.now() - started) / 1000;
 samples.sort((a, b) => a - b);
 const at = (q: number) => samples[Math.min(samples.length - 1, Math.floor(q * samples.length))];

@@ -37,6 +37,8 @@ export interface Target {
   body?: string;
   /** A header given a fresh random value on every request (an Idempotency-Key). */
   uniqueHeader?: string;
+  /** The body varies by request (see bench/lib/load.ts). */
+  indexed?: boolean;
 }
 
 /** Runs the load generator against a target in its own process and returns its figures. */

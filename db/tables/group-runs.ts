@@ -7,9 +7,17 @@
 // the writes are first prepared against the columns the table had at its last group, so their
 // lookups go out right behind the lock; and a write that has decided (WriteContext.decided) is not
 // waited for: the next is decided while its statements travel, and the commit follows them all.
-// A write that fails before it has decided is rolled back to its savepoint and fails alone. One
-// that fails after (a statement of it failed) has had later writes decided on what it did: the
-// group is run again, not pipelined (RUN_AGAIN, or the commit answers that it rolled back).
+// A write that fails before it has decided fails alone. One that fails after (a statement of it
+// failed) has had later writes decided on what it did: the group is run again, not pipelined
+// (RUN_AGAIN, or the commit answers that it rolled back).
+//
+// Pipelined, the writes run without savepoints: a savepoint and its release were two of the three
+// statements a single-row write cost the server. A write that fails before it has decided has
+// changed nothing in the database (WriteContext.decided): a check of its own refused it, and only its
+// figures and slot cache changes are undone, in memory. Should a statement of it have failed, the
+// transaction is aborted, the commit answers that it rolled back, and the group is run again one
+// write at a time, each in a savepoint, where that write fails alone. Not pipelined (PGlite, or a
+// group run again), every write keeps its savepoint.
 import type { Queryable } from '../client.ts';
 import { type LockedTable, lockTable, type TableRef } from './locked-table.ts';
 import { SlotCache } from './unique-values.ts';
@@ -102,7 +110,10 @@ function prepareAll(table: LockedTable, run: GroupRun) {
 const lookupsOf = (prepared: (PreparedWrite<unknown> | undefined)[]) =>
   prepared.flatMap((p) => p?.lookups?.() ?? []);
 
-/** Runs the writes one after another, each in a savepoint; answers when their answers are in. */
+/**
+ * Runs the writes one after another, each in a savepoint when not pipelined (see the head of this
+ * file); answers when their answers are in.
+ */
 async function runInSavepoints(
   tx: Queryable,
   pipelined: boolean,
@@ -111,20 +122,12 @@ async function runInSavepoints(
   writes: (PreparedWrite<unknown> | undefined)[],
   outcomes: (Outcome | undefined)[],
 ): Promise<{ answers: Promise<void> }> {
-  // Pipelined, a savepoint and its release need no answer before the next statement: they go out
-  // ahead of it. Their failure fails the statements after them, and the commit at the latest.
-  const send = (sql: string) => {
-    const sent = tx.exec(sql);
-    sent.catch(() => {});
-    return sent;
-  };
   const runs: Promise<void>[] = [];
   let runAgain = false;
   for (const [i, p] of writes.entries()) {
     if (!p) continue;
     const mark = { rowCount: table.rowCount, lastPosition: table.lastPosition, slots: slots.mark() };
-    const savepoint = send(`savepoint w${i}`);
-    if (!pipelined) await savepoint;
+    if (!pipelined) await tx.exec(`savepoint w${i}`);
     let isDecided = false;
     let decide = () => {};
     const decided = new Promise<void>((resolve) => {
@@ -153,15 +156,13 @@ async function runInSavepoints(
     runs.push(done);
     await (pipelined ? Promise.race([done, decided]) : done);
     if (failure && !(pipelined && isDecided)) {
-      // Nothing after it was decided yet: it is undone alone.
-      await savepoint;
-      await tx.exec(`rollback to savepoint w${i}`);
+      // Nothing after it was decided yet: it is undone alone (pipelined, it changed nothing stored).
+      if (!pipelined) await tx.exec(`rollback to savepoint w${i}`);
       table.rowCount = mark.rowCount;
       table.lastPosition = mark.lastPosition;
       slots.undo(mark.slots);
     }
-    const released = send(`release savepoint w${i}`);
-    if (!pipelined) await released;
+    if (!pipelined) await tx.exec(`release savepoint w${i}`);
   }
   if (runAgain) throw RUN_AGAIN;
   // Wrapped: awaiting a promise of a promise would wait for the answers too.

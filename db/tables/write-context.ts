@@ -13,6 +13,9 @@ export interface WriteContext {
    * the next write of the group is then decided while this one awaits its answers. After it the
    * write may fail only by a statement's failure (which fails the transaction). A write that never
    * calls it is awaited whole before the next (it needs an answer to decide, or may yet refuse).
+   * A write that refuses (throws) before calling it must have changed nothing in the database, its
+   * statements having read or found nothing to change: a pipelined group runs its writes without
+   * savepoints (./group-runs.ts) and undoes only the figures and slots in memory.
    */
   decided(): void;
 }

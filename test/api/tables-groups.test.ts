@@ -164,4 +164,34 @@ describe('a statement the database refuses', () => {
       await svc.db.exec('drop trigger refuse_boom on table_rows; drop function refuse_boom();');
     }
   });
+
+  it('before its write has decided: fails that request only, though pipelined writes have no savepoints', async () => {
+    // A patch by id awaits its statement before it decides (the row may be missing); refused there,
+    // the transaction is aborted under the writes queued after it, which must not fail with it.
+    await svc.db.exec(`
+      create or replace function refuse_bust() returns trigger language plpgsql as $$
+      begin raise exception 'bust refused'; end $$;
+      create trigger refuse_bust before update on table_rows for each row
+        when (new.data->>'k' = 'bust') execute function refuse_bust();`);
+    try {
+      const table = await makeTable(api, [{ name: 'k', type: 'string', unique: true }]);
+      const seeded = await api.insert(table.id, { data: { k: 'seed' } });
+      const seedId = seeded.body.data.row.id as string;
+      const results = await Promise.all([
+        ...range(1, 5).map((i) => api.upsert(table.id, { data: { k: `k${i}` } })),
+        api.patchRow(table.id, seedId, { k: 'bust' }),
+        ...range(6, N).map((i) => api.upsert(table.id, { data: { k: `k${i}` } })),
+      ]);
+      expect(results[5]?.status).toBe(500);
+      for (const [i, r] of results.entries()) if (i !== 5) expectOk(r);
+      const rows = await allRows(api, table.id);
+      expect(rows.map((r) => r.data.k).sort()).toEqual(
+        ['seed', ...range(1, 5).map((i) => `k${i}`), ...range(6, N).map((i) => `k${i}`)].sort(),
+      );
+      expect(new Set(rows.map((r) => r.position)).size).toBe(N + 1);
+      expect(await stored(table.id)).toEqual(exact(N + 1));
+    } finally {
+      await svc.db.exec('drop trigger refuse_bust on table_rows; drop function refuse_bust();');
+    }
+  });
 });
