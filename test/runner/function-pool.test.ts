@@ -759,19 +759,25 @@ describe('limits', () => {
   // Without the heap guard (runner/native/heap-guard.cc), each of these aborts the whole test process
   // with V8's "Reached heap limit": one young object of any size is allowed, and Node grants a worker
   // only 16 MB past its limit at the GC that moves it to the old generation. CI builds the guard.
-  it.skipIf(!guarded)('stops a function whose one allocation overshoots the limit by far', async () => {
-    const overshoots = [
-      // Returns at once: the worker itself sees the raised limit and leaves the answer to the pool.
-      'const a = new Array(3e7); const b = new Array(3e7); return a.length + b.length',
-      // fill() copies the 240 MB of elements to doubles while the original is still alive.
-      'return new Array(3e7).fill(1.5).length',
-      'const a = []; for (;;) a.push(new Array(2e7))',
-    ];
-    for (const code of overshoots) {
-      expect(await error(code)).toBe('Function exceeded its memory limit of 128 MB');
-      await expectHealthy();
-    }
-  });
+  it.skipIf(!guarded)(
+    'stops a function whose one allocation overshoots the limit by far',
+    async () => {
+      const overshoots = [
+        // Returns at once: the worker itself sees the raised limit and leaves the answer to the pool.
+        'const a = new Array(3e7); const b = new Array(3e7); return a.length + b.length',
+        // fill() copies the 240 MB of elements to doubles while the original is still alive.
+        'return new Array(3e7).fill(1.5).length',
+        'const a = []; for (;;) a.push(new Array(2e7))',
+      ];
+      for (const code of overshoots) {
+        // These attempts are meant to reach the heap guard, not the clock: on a busy machine, filling
+        // 240 MB took longer than the default 5 s (CI's embedded pass, load about 12).
+        expect(await error(code, { timeoutMs: 30_000 })).toBe('Function exceeded its memory limit of 128 MB');
+        await expectHealthy();
+      }
+    },
+    120_000,
+  );
 
   it('stops an ArrayBuffer allocation bomb, which lives outside the V8 heap', async () => {
     const bomb = 'const a = []; for (;;) a.push(new Uint8Array(1e7).fill(1))';
