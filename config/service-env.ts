@@ -43,6 +43,26 @@ export const serviceEnv = {
     .max(200)
     .default(10)
     .describe('Connections per process to `DATABASE_URL`'),
+  // Searches of lexical (sparse) embeddings are answered from postings each process keeps in memory
+  // (db/knowledge/vector-memory.ts): about 1.2 KB a chunk; bases beyond the budget use the HNSW index.
+  KNOWLEDGE_INDEX_MEMORY_MB: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(65536)
+    .default(256)
+    .describe(
+      "Memory per process for knowledge bases' in-memory search postings (about 1.2 KB a chunk of a lexical model); 0 leaves every search to the HNSW index",
+    ),
+  KNOWLEDGE_INDEX_WAIT_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(60_000)
+    .default(250)
+    .describe(
+      "How long a search waits for its knowledge base's postings to load into this process's memory before the HNSW index answers it",
+    ),
   DATA_DIR: z
     .string()
     .min(1)

@@ -2,9 +2,12 @@
 // the live, enabled chunks of the enabled documents of one or more knowledge bases of a workspace.
 //
 // - vector: the query is embedded once per embedding model among the bases, and chunks are ordered
-//   by cosine distance through the HNSW index (similarity = 1 - distance). Iterative index scans
-//   (pgvector 0.8, relaxed order) keep a filtered search answering topK results; should the index
-//   still come up short (a very selective filter), an exact scan of the filtered chunks answers.
+//   by cosine distance (similarity = 1 - distance). Bases of sparse (lexical) vectors are searched
+//   exactly in the process's memory (vector-memory.ts): the best candidates there are checked here
+//   (live, enabled, tag filters) and ranked by their stored vectors' distance. Other bases, and any
+//   whose postings are not in memory yet, go through the HNSW index: iterative index scans (pgvector
+//   0.8, relaxed order) keep a filtered search answering topK results; should the index still come
+//   up short (a very selective filter), an exact scan of the filtered chunks answers.
 // - hybrid: the vector candidates and the full-text candidates (websearch_to_tsquery, ts_rank_cd)
 //   are fused by reciprocal rank (k = 60); similarity stays the chunk's cosine similarity, so it is
 //   not in order: each result's `score` is the fused score the results are ordered by.
@@ -26,6 +29,7 @@ import { isStorableText } from '../tables/values.ts';
 import { vectorLiteral } from '../vectors.ts';
 import { compileTagFilters, TAG_FILTER_OPERATORS } from './tag-filters.ts';
 import { documentTags, listTags, MAX_TAG_NAME, TAG_COLUMNS_SQL, type TagValue } from './tags.ts';
+import { type OpenPostings, vectorMemory } from './vector-memory.ts';
 
 /** The caller's embedding of a query with one model (runner/embeddings/): its vector. */
 export type EmbedQuery = (model: string, query: string) => Promise<Float32Array>;
@@ -163,6 +167,17 @@ const exactSql = (filter: string) => `with scored as materialized (
 select ${HIT_COLUMNS}, top.distance
   from top join knowledge_chunks c on c.id = top.id join knowledge_documents d on d.id = c.document_id`;
 
+// The candidates found in memory ($3, chunk ids): each one's distance when it passes (live, enabled,
+// the filter) and null when it does not; a candidate missing from the answer was deleted.
+const candidatesSql = (filter: string) => `select ${HIT_COLUMNS},
+       case when ${LIVE} and ${filter} then c.embedding <=> $1::vector end as distance
+  from knowledge_chunks c join knowledge_documents d on d.id = c.document_id
+ where c.id = any($3::bigint[]) and c.knowledge_base_id = any($2::uuid[])`;
+/** Candidates from memory per result wanted, and the most a search checks before the index answers. */
+const CANDIDATES_PER_RESULT = 2;
+const EXTRA_CANDIDATES = 20;
+const MAX_CANDIDATES = 2_000;
+
 // Full-text candidates, best rank first, with their cosine distance for the answer's similarity.
 // $4 the query text.
 const textSql = (filter: string) => `select ${HIT_COLUMNS}, c.embedding <=> $1::vector as distance,
@@ -209,6 +224,15 @@ export async function searchKnowledge(
     [workspaceId, ids],
   );
   if (bases.length !== ids.length) throw notFound('Knowledge base');
+  // Vectors of two models are not comparable: each model's bases are searched with its own query
+  // vector, and the lists merged by distance.
+  const groups = new Map<string, string[]>();
+  for (const b of bases) groups.set(b.embedding_model, [...(groups.get(b.embedding_model) ?? []), b.id]);
+  // The bases' postings are brought up to date while the tags are read.
+  const memory = request.query && request.searchMode !== 'fulltext' ? vectorMemory(db) : null;
+  const opening = Promise.all(
+    [...groups.values()].map((baseIds) => (memory ? memory.open(db, baseIds).catch(() => null) : null)),
+  );
   const tags = await listTags(db, ids);
   const tagsOf = (id: string) => tags.get(id) ?? [];
 
@@ -229,7 +253,7 @@ export async function searchKnowledge(
     const { filter, params } = compile([ids, request.topK]);
     hits = (await db.query(taggedSql(filter), params)).map(toHit);
   } else {
-    hits = await queryHits(db, embedQuery, request, request.query, bases, compile);
+    hits = await queryHits(db, embedQuery, request, request.query, groups, await opening, compile);
   }
   // Without a threshold nothing is dropped: an unrelated chunk's similarity can be a hair below 0.
   const threshold = request.scoreThreshold ?? Number.NEGATIVE_INFINITY;
@@ -261,44 +285,49 @@ async function queryHits(
   embedQuery: EmbedQuery,
   request: KnowledgeSearchRequest,
   query: string,
-  bases: { id: string; embedding_model: string }[],
+  groups: Map<string, string[]>,
+  postings: (OpenPostings | null)[],
   compile: (own: unknown[]) => { filter: string; params: unknown[] },
 ): Promise<Hit[]> {
-  // Vectors of two models are not comparable: each model's bases are searched with its own query
-  // vector, and the lists merged by distance.
-  const groups = new Map<string, string[]>();
-  for (const b of bases) groups.set(b.embedding_model, [...(groups.get(b.embedding_model) ?? []), b.id]);
-  const vectors = await Promise.all(
-    [...groups.keys()].map(async (model) => vectorLiteral(await embedQuery(model, query))),
-  );
+  const vectors = await Promise.all([...groups.keys()].map((model) => embedQuery(model, query)));
   const hybrid = request.searchMode === 'hybrid';
   const fulltext = request.searchMode === 'fulltext';
   const depth = hybrid ? Math.max(request.topK * 4, 50) : request.topK;
 
   const lists = await db.transaction(async (tx) => {
-    // Relaxed iterative scans go on through the index until enough chunks pass the filters; the
-    // answer is re-sorted below. ef_search bounds the first pass and so the recall. At ef_search 400
-    // the planner prices the index scan above a sequential scan and sort of every chunk (wrongly:
-    // 5 ms against 350 ms at 100,000 chunks), so sequential scans are off for the index query.
-    await tx.query(
-      `select set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', $1, true),
-              set_config('enable_seqscan', 'off', true)`,
-      [String(Math.min(1000, Math.max(EF_SEARCH, 2 * depth)))],
-    );
+    let tuned = false;
+    const annHits = async (q: string, baseIds: string[]) => {
+      if (!tuned) {
+        // Relaxed iterative scans go on through the index until enough chunks pass the filters; the
+        // answer is re-sorted below. ef_search bounds the first pass and so the recall. At ef_search
+        // 400 the planner prices the index scan above a sequential scan and sort of every chunk
+        // (wrongly: 5 ms against 350 ms at 100,000 chunks), so sequential scans are off for it.
+        await tx.query(
+          `select set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', $1, true),
+                  set_config('enable_seqscan', 'off', true)`,
+          [String(Math.min(1000, Math.max(EF_SEARCH, 2 * depth)))],
+        );
+        tuned = true;
+      }
+      const ann = compile([q, baseIds]);
+      const found = (await tx.query(annSql(ann.filter, depth), ann.params)).map(toHit);
+      if (found.length >= depth) return found;
+      // Few chunks pass the filters: scoring them all is the cheap and exact way.
+      await tx.query("select set_config('enable_seqscan', 'on', true)");
+      const exact = compile([q, baseIds, depth]);
+      return (await tx.query(exactSql(exact.filter), exact.params)).map(toHit);
+    };
     const vectorHits: Hit[] = [];
     const textHits: Hit[] = [];
     for (const [g, baseIds] of [...groups.values()].entries()) {
-      const q = vectors[g] as string;
-      const ann = compile([q, baseIds]);
+      const vector = vectors[g] as Float32Array;
+      const q = vectorLiteral(vector);
       // Full-text mode ranks by text alone; its statement still reads each chunk's distance.
-      let found = fulltext ? [] : (await tx.query(annSql(ann.filter, depth), ann.params)).map(toHit);
-      if (!fulltext && found.length < depth) {
-        // Few chunks pass the filters: scoring them all is the cheap and exact way.
-        await tx.query("select set_config('enable_seqscan', 'on', true)");
-        const exact = compile([q, baseIds, depth]);
-        found = (await tx.query(exactSql(exact.filter), exact.params)).map(toHit);
+      if (!fulltext) {
+        const inMemory = postings[g];
+        const found = inMemory ? await memoryHits(tx, inMemory, vector, q, baseIds, depth, compile) : null;
+        vectorHits.push(...(found ?? (await annHits(q, baseIds))));
       }
-      vectorHits.push(...found);
       if (hybrid || fulltext) {
         const text = compile([q, baseIds, depth, query]);
         textHits.push(...(await tx.query(textSql(text.filter), text.params)).map(toHit));
@@ -326,4 +355,32 @@ async function queryHits(
     .sort((a, b) => b.score - a.score || byDistance(a.hit, b.hit))
     .slice(0, request.topK)
     .map((e) => ({ ...e.hit, fused: e.score }));
+}
+
+/**
+ * The nearest `depth` chunks that pass, from the candidates the postings rank highest, checked and
+ * ranked by their stored vectors' exact distance; null when too few of the best candidates pass (a
+ * selective filter), for the index to answer instead.
+ */
+async function memoryHits(
+  tx: Queryable,
+  postings: OpenPostings,
+  vector: Float32Array,
+  q: string,
+  baseIds: string[],
+  depth: number,
+  compile: (own: unknown[]) => { filter: string; params: unknown[] },
+): Promise<Hit[] | null> {
+  for (let k = depth * CANDIDATES_PER_RESULT + EXTRA_CANDIDATES; k <= MAX_CANDIDATES; k *= 4) {
+    const candidates = postings.nearest(vector, k);
+    const check = compile([q, baseIds, candidates.map((c) => c.id)]);
+    const rows = await tx.query(candidatesSql(check.filter), check.params);
+    const present = new Set(rows.map((r) => Number(r.id)));
+    const gone = candidates.filter((c) => !present.has(c.id)).map((c) => c.id);
+    if (gone.length) postings.forget(gone);
+    const passed = rows.filter((r) => r.distance !== null).map(toHit);
+    // Fewer candidates than asked for: every chunk in memory was checked.
+    if (passed.length >= depth || candidates.length < k) return passed.sort(byDistance).slice(0, depth);
+  }
+  return null;
 }

@@ -19,7 +19,7 @@ type Result = { documentName: string; similarity: number; score: number; content
 beforeAll(async () => {
   rerank = await startRerankServer();
   svc = await startTestService(
-    { RERANK_BASE_URL: rerank.url, RERANK_API_KEY: 'rerank-secret', RERANK_TIMEOUT_MS: '300' },
+    { RERANK_BASE_URL: rerank.url, RERANK_API_KEY: 'rerank-secret', RERANK_TIMEOUT_MS: '2000' },
     { runner: true },
   );
   tenant = await createTenant(svc.admin, { plan: 'enterprise' });
@@ -133,7 +133,7 @@ describe('rerank', () => {
 
   it.each([
     ['error', 'Rerank server answered HTTP 500'],
-    ['hang', 'Rerank server did not answer within 300 ms'],
+    ['hang', 'Rerank server did not answer within 2000 ms'],
     ['garbage', 'Rerank server gave an answer that is not a list of {index, relevance_score}'],
     ['badIndex', 'Rerank server gave an unknown index 8'],
   ] as const)('answers 502 when the server fails (%s)', async (mode, error) => {
