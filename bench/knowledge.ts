@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { startApi } from '../api/start.ts';
 import { createKnowledgeBase } from '../db/knowledge/bases.ts';
 import { insertChunks } from '../db/knowledge/ingestion.ts';
+import { configureVectorMemory, vectorMemory } from '../db/knowledge/vector-memory.ts';
 import { vectorLiteral } from '../db/vectors.ts';
 import { createLogger } from '../logger.ts';
 import { embedLocal, LOCAL_EMBEDDING_MODEL } from '../runner/embeddings/local.ts';
@@ -283,30 +284,59 @@ async function benchSearch() {
         );
         return rows.map((r) => `${r.document_id}:${r.chunk_index}`);
       });
-    for (const q of queries.slice(0, 10)) await search(q); // warm the index pages and the JIT
-    const indexed: number[] = [];
-    const scanned: number[] = [];
-    let hits = 0;
-    let wanted = 0;
-    for (const q of queries) {
-      let t = performance.now();
-      const found = await search(q);
-      indexed.push(performance.now() - t);
-      t = performance.now();
-      const truth = await exact(q);
-      scanned.push(performance.now() - t);
-      const got = new Set(found);
-      hits += truth.filter((id) => got.has(id)).length;
-      wanted += truth.length;
+    // The postings load in the background on a base's first search (the index answers meanwhile);
+    // here the load is waited for, and timed, before anything is measured.
+    const memoryStarted = performance.now();
+    const memory = vectorMemory(svc.db);
+    while (!(await memory?.open(svc.db, [kb.id]))) {
+      if (performance.now() - memoryStarted > 600_000)
+        throw new Error('the postings did not load in 10 minutes');
+      await new Promise((resolve) => setTimeout(resolve, 100));
     }
+    const memorySeconds = (performance.now() - memoryStarted) / 1000;
+    const memoryMb = (memory?.bytes ?? 0) / 1024 / 1024;
+    const truths = new Map<string, string[]>();
+    const scanned: number[] = [];
+    // Latencies first, then recall: an exact scan between two searches would evict the pages the
+    // next search reads (100,000 vectors are most of shared_buffers).
+    const measure = async () => {
+      for (const q of queries.slice(0, 10)) await search(q); // warm the pages and the JIT
+      const latencies: number[] = [];
+      const answers: string[][] = [];
+      for (const q of queries) {
+        const t = performance.now();
+        answers.push(await search(q));
+        latencies.push(performance.now() - t);
+      }
+      let hits = 0;
+      let wanted = 0;
+      for (const [i, q] of queries.entries()) {
+        let truth = truths.get(q);
+        if (!truth) {
+          const t = performance.now();
+          truth = await exact(q);
+          scanned.push(performance.now() - t);
+          truths.set(q, truth);
+        }
+        const got = new Set(answers[i]);
+        hits += truth.filter((id) => got.has(id)).length;
+        wanted += truth.length;
+      }
+      return { p50: percentile(latencies, 0.5), p95: percentile(latencies, 0.95), recall: hits / wanted };
+    };
+    const inMemory = await measure();
+    // The same queries with the postings off: every search through the HNSW index.
+    configureVectorMemory(svc.db, { memoryBytes: 0 });
+    const indexed = await measure();
     return {
       loadSeconds,
       indexSeconds,
-      p50: percentile(indexed, 0.5),
-      p95: percentile(indexed, 0.95),
+      memorySeconds,
+      memoryMb,
+      inMemory,
+      indexed,
       exactP50: percentile(scanned, 0.5),
       exactP95: percentile(scanned, 0.95),
-      recall: hits / wanted,
     };
   } finally {
     await api.close();
@@ -334,25 +364,41 @@ if (ingestion) {
 }
 const search = part === 'ingestion' ? null : await benchSearch();
 if (search) {
+  const { inMemory, indexed } = search;
   printTable(`Knowledge search at ${SEARCH_CHUNKS} chunks: ${QUERIES} queries, topK 10`, [
     {
       measure: 'search p50 (ms), POST /api/v1/knowledge/search',
-      ours: search.p50,
+      ours: inMemory.p50,
       baselineName: 'exact search (sequential scan), p50',
       baseline: search.exactP50,
       higherIsBetter: false,
     },
     {
       measure: 'search p95 (ms)',
-      ours: search.p95,
+      ours: inMemory.p95,
+      baselineName: 'exact search, p95',
+      baseline: search.exactP95,
+      higherIsBetter: false,
+    },
+    {
+      measure: 'search p50 (ms), postings off (HNSW index, ef_search 800)',
+      ours: indexed.p50,
+      baselineName: 'exact search, p50',
+      baseline: search.exactP50,
+      higherIsBetter: false,
+    },
+    {
+      measure: 'search p95 (ms), postings off',
+      ours: indexed.p95,
       baselineName: 'exact search, p95',
       baseline: search.exactP95,
       higherIsBetter: false,
     },
   ]);
+  const met = inMemory.recall >= 0.95 && inMemory.p95 <= 10;
   console.log(
-    `recall@10 against exact search: ${search.recall.toFixed(3)} (target >= 0.95: ${
-      search.recall >= 0.95 ? 'met' : 'NOT met'
-    }); load ${search.loadSeconds.toFixed(0)} s, index build ${search.indexSeconds.toFixed(0)} s`,
+    `recall@10 against exact search: ${inMemory.recall.toFixed(3)}, postings off ${indexed.recall.toFixed(3)} (target: recall >= 0.95 at p95 <= 10 ms, ${
+      met ? 'met' : 'NOT met'
+    }); load ${search.loadSeconds.toFixed(0)} s, index build ${search.indexSeconds.toFixed(0)} s, postings ${search.memoryMb.toFixed(0)} MB loaded in ${search.memorySeconds.toFixed(1)} s`,
   );
 }

@@ -5,7 +5,7 @@ import type { Logger } from '../logger.ts';
 import { type BootstrapResult, bootstrap } from './bootstrap.ts';
 import { type Db, openDatabase } from './client.ts';
 import { resolveEncryptionKey } from './encryption-key.ts';
-import { configureVectorMemory } from './knowledge/vector-memory.ts';
+import { configureVectorMemory, vectorMemoryOptions } from './knowledge/vector-memory.ts';
 import { migrate } from './migrate.ts';
 
 export interface StartedDatabase {
@@ -28,10 +28,7 @@ export async function startDatabaseAnnounced(config: Config, log: Logger): Promi
 export async function startDatabase(config: Config, log: Logger): Promise<StartedDatabase> {
   const encryptionKey = resolveEncryptionKey(config);
   const db = await openDatabase(config);
-  configureVectorMemory(db, {
-    memoryBytes: config.KNOWLEDGE_INDEX_MEMORY_MB * 1024 * 1024,
-    waitMs: config.KNOWLEDGE_INDEX_WAIT_MS,
-  });
+  configureVectorMemory(db, vectorMemoryOptions(config));
   try {
     if (config.RUN_MIGRATIONS) {
       const applied = await migrate(db);

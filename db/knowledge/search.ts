@@ -294,47 +294,57 @@ async function queryHits(
   const fulltext = request.searchMode === 'fulltext';
   const depth = hybrid ? Math.max(request.topK * 4, 50) : request.topK;
 
-  const lists = await db.transaction(async (tx) => {
-    let tuned = false;
-    const annHits = async (q: string, baseIds: string[]) => {
-      if (!tuned) {
-        // Relaxed iterative scans go on through the index until enough chunks pass the filters; the
-        // answer is re-sorted below. ef_search bounds the first pass and so the recall. At ef_search
-        // 400 the planner prices the index scan above a sequential scan and sort of every chunk
-        // (wrongly: 5 ms against 350 ms at 100,000 chunks), so sequential scans are off for it.
-        await tx.query(
-          `select set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', $1, true),
-                  set_config('enable_seqscan', 'off', true)`,
-          [String(Math.min(1000, Math.max(EF_SEARCH, 2 * depth)))],
-        );
-        tuned = true;
+  const literals = vectors.map((v) => vectorLiteral(v));
+  const baseLists = [...groups.values()];
+  // Groups served from memory need no transaction (the index's settings are what one is for).
+  const fromMemory = await Promise.all(
+    baseLists.map((baseIds, g) => {
+      const inMemory = fulltext ? null : postings[g];
+      return inMemory
+        ? memoryHits(db, inMemory, vectors[g] as Float32Array, literals[g] as string, baseIds, depth, compile)
+        : null;
+    }),
+  );
+  const vectorHits = fromMemory.flatMap((found) => found ?? []);
+  const textHits: Hit[] = [];
+  const needsIndex = !fulltext && fromMemory.some((found) => !found);
+  if (needsIndex || hybrid || fulltext) {
+    await db.transaction(async (tx) => {
+      let tuned = false;
+      const annHits = async (q: string, baseIds: string[]) => {
+        if (!tuned) {
+          // Relaxed iterative scans go on through the index until enough chunks pass the filters;
+          // the answer is re-sorted below. ef_search bounds the first pass and so the recall. At
+          // ef_search 400 the planner prices the index scan above a sequential scan and sort of
+          // every chunk (wrongly: 5 ms against 350 ms at 100,000 chunks), so sequential scans are
+          // off for it.
+          await tx.query(
+            `select set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', $1, true),
+                    set_config('enable_seqscan', 'off', true)`,
+            [String(Math.min(1000, Math.max(EF_SEARCH, 2 * depth)))],
+          );
+          tuned = true;
+        }
+        const ann = compile([q, baseIds]);
+        const found = (await tx.query(annSql(ann.filter, depth), ann.params)).map(toHit);
+        if (found.length >= depth) return found;
+        // Few chunks pass the filters: scoring them all is the cheap and exact way.
+        await tx.query("select set_config('enable_seqscan', 'on', true)");
+        const exact = compile([q, baseIds, depth]);
+        return (await tx.query(exactSql(exact.filter), exact.params)).map(toHit);
+      };
+      for (const [g, baseIds] of baseLists.entries()) {
+        const q = literals[g] as string;
+        // Full-text mode ranks by text alone; its statement still reads each chunk's distance.
+        if (!fulltext && !fromMemory[g]) vectorHits.push(...(await annHits(q, baseIds)));
+        if (hybrid || fulltext) {
+          const text = compile([q, baseIds, depth, query]);
+          textHits.push(...(await tx.query(textSql(text.filter), text.params)).map(toHit));
+        }
       }
-      const ann = compile([q, baseIds]);
-      const found = (await tx.query(annSql(ann.filter, depth), ann.params)).map(toHit);
-      if (found.length >= depth) return found;
-      // Few chunks pass the filters: scoring them all is the cheap and exact way.
-      await tx.query("select set_config('enable_seqscan', 'on', true)");
-      const exact = compile([q, baseIds, depth]);
-      return (await tx.query(exactSql(exact.filter), exact.params)).map(toHit);
-    };
-    const vectorHits: Hit[] = [];
-    const textHits: Hit[] = [];
-    for (const [g, baseIds] of [...groups.values()].entries()) {
-      const vector = vectors[g] as Float32Array;
-      const q = vectorLiteral(vector);
-      // Full-text mode ranks by text alone; its statement still reads each chunk's distance.
-      if (!fulltext) {
-        const inMemory = postings[g];
-        const found = inMemory ? await memoryHits(tx, inMemory, vector, q, baseIds, depth, compile) : null;
-        vectorHits.push(...(found ?? (await annHits(q, baseIds))));
-      }
-      if (hybrid || fulltext) {
-        const text = compile([q, baseIds, depth, query]);
-        textHits.push(...(await tx.query(textSql(text.filter), text.params)).map(toHit));
-      }
-    }
-    return { vectorHits, textHits };
-  });
+    });
+  }
+  const lists = { vectorHits, textHits };
 
   // Each group's statement ranked by one function, so the lists merge by rank as they are.
   const textRanked = lists.textHits.sort((a, b) => b.textRank - a.textRank || a.id - b.id).slice(0, depth);
@@ -363,7 +373,7 @@ async function queryHits(
  * selective filter), for the index to answer instead.
  */
 async function memoryHits(
-  tx: Queryable,
+  db: Queryable,
   postings: OpenPostings,
   vector: Float32Array,
   q: string,
@@ -374,7 +384,7 @@ async function memoryHits(
   for (let k = depth * CANDIDATES_PER_RESULT + EXTRA_CANDIDATES; k <= MAX_CANDIDATES; k *= 4) {
     const candidates = postings.nearest(vector, k);
     const check = compile([q, baseIds, candidates.map((c) => c.id)]);
-    const rows = await tx.query(candidatesSql(check.filter), check.params);
+    const rows = await db.query(candidatesSql(check.filter), check.params);
     const present = new Set(rows.map((r) => Number(r.id)));
     const gone = candidates.filter((c) => !present.has(c.id)).map((c) => c.id);
     if (gone.length) postings.forget(gone);

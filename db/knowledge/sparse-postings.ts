@@ -239,21 +239,49 @@ export class SparsePostings {
     const n = this.ids.length;
     const scores = this.scores;
     scores.fill(0);
+    // Dense columns four at a time: one read and write of the scores per four columns.
+    const columns: Int16Array[] = [];
+    const weights: number[] = [];
     for (let d = 0; d < this.dimensions; d++) {
       const w = query[d] as number;
       if (w === 0) continue;
       const column = this.dense[d];
       if (column) {
-        for (let r = 0; r < n; r++) scores[r] = (scores[r] as number) + w * (column[r] as number);
-      } else {
-        const slots = this.slots;
-        const values = this.values;
-        const end = this.start[d + 1] as number;
-        for (let i = this.start[d] as number; i < end; i++) {
-          const r = slots[i] as number;
-          scores[r] = (scores[r] as number) + w * (values[i] as number);
-        }
+        columns.push(column);
+        weights.push(w);
+        continue;
       }
+      const slots = this.slots;
+      const values = this.values;
+      const end = this.start[d + 1] as number;
+      for (let i = this.start[d] as number; i < end; i++) {
+        const r = slots[i] as number;
+        scores[r] = (scores[r] as number) + w * (values[i] as number);
+      }
+    }
+    let c = 0;
+    for (; c + 3 < columns.length; c += 4) {
+      const c0 = columns[c] as Int16Array;
+      const c1 = columns[c + 1] as Int16Array;
+      const c2 = columns[c + 2] as Int16Array;
+      const c3 = columns[c + 3] as Int16Array;
+      const w0 = weights[c] as number;
+      const w1 = weights[c + 1] as number;
+      const w2 = weights[c + 2] as number;
+      const w3 = weights[c + 3] as number;
+      for (let r = 0; r < n; r++) {
+        scores[r] =
+          (scores[r] as number) +
+          w0 * (c0[r] as number) +
+          w1 * (c1[r] as number) +
+          w2 * (c2[r] as number) +
+          w3 * (c3[r] as number);
+      }
+    }
+    for (; c < columns.length; c++) {
+      const column = columns[c] as Int16Array;
+      const w = weights[c] as number;
+      for (let r = 0; r < n; r++) scores[r] = (scores[r] as number) + w * (column[r] as number);
     }
     const top = new TopK(k);
     for (let r = 0; r < n; r++) {

@@ -13,6 +13,7 @@
 //   loaded again in the background while the old postings keep answering.
 // - Memory: at most `memoryBytes` per process (KNOWLEDGE_INDEX_MEMORY_MB); the base used longest ago
 //   makes room, and a base unused for `idleMs` is dropped.
+import type { Config } from '../../config.ts';
 import type { Queryable } from '../client.ts';
 import { appendSparsevec, byScore, type ScoredId, SparsePostings, SparseRows } from './sparse-postings.ts';
 
@@ -266,9 +267,19 @@ export function vectorMemory(db: Queryable): VectorMemory | null {
   return memory;
 }
 
-/** Sets the options of a database handle's vector memory (KNOWLEDGE_INDEX_MEMORY_MB, …) at start-up. */
+/** Sets the options of a database handle's vector memory at start-up (or, in a bench, between measures). */
 export function configureVectorMemory(db: Queryable, options: Partial<VectorMemoryOptions>): void {
   memories.set(db, new VectorMemory(options));
+}
+
+/** The vector memory's options a configuration asks for. */
+export function vectorMemoryOptions(
+  config: Pick<Config, 'KNOWLEDGE_INDEX_MEMORY_MB' | 'KNOWLEDGE_INDEX_WAIT_MS'>,
+): Partial<VectorMemoryOptions> {
+  return {
+    memoryBytes: config.KNOWLEDGE_INDEX_MEMORY_MB * 1024 * 1024,
+    waitMs: config.KNOWLEDGE_INDEX_WAIT_MS,
+  };
 }
 
 function waitAtMost(promise: Promise<unknown>, ms: number): Promise<void> {

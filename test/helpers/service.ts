@@ -12,6 +12,7 @@ import type { ApiApp } from '../../api/app.ts';
 import { startApi } from '../../api/start.ts';
 import { type Config, type Env, loadConfig } from '../../config.ts';
 import type { Db } from '../../db/client.ts';
+import { configureVectorMemory, vectorMemoryOptions } from '../../db/knowledge/vector-memory.ts';
 import type { PlanName } from '../../db/plans.ts';
 import { createLogger } from '../../logger.ts';
 import type { RetryDelay } from '../../runner/executor/retry.ts';
@@ -72,6 +73,8 @@ export async function startTestService(
   });
   const encryptionKey = config.ENCRYPTION_KEY as Buffer;
   const log = createLogger(config.LOG_LEVEL);
+  // What db/startup.ts does for a process's database handle.
+  configureVectorMemory(tdb.db, vectorMemoryOptions(config));
   const runner = options.runner
     ? await startRunner({
         db: tdb.db,

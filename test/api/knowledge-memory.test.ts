@@ -1,0 +1,175 @@
+// Searches of lexical vectors answered from each process's in-memory postings
+// (db/knowledge/vector-memory.ts), and the same searches with the postings off (the HNSW index):
+// a search sees every chunk written before it, by this process or another (added, re-embedded,
+// ingested), and none disabled or deleted since the postings loaded. Each base holds more chunks
+// than the candidates a search of topK 1 takes from memory (22), so postings that missed a write
+// would rank the wrong candidates, and the answer would be wrong.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startApi } from '../../api/start.ts';
+import { openPostgres } from '../../db/client.ts';
+import { configureVectorMemory } from '../../db/knowledge/vector-memory.ts';
+import { createLogger } from '../../logger.ts';
+import {
+  createTenant,
+  createWorkspace,
+  startTestService,
+  type Tenant,
+  type TestService,
+} from '../helpers/service.ts';
+import { expectOk } from './files-helpers.ts';
+import { createKnowledgeBase, ingest, prose } from './knowledge-helpers.ts';
+
+const small = { maxSize: 100, minSize: 10, overlap: 0 };
+const chunksPath = (kb: string, doc: string, chunk?: number | string) =>
+  `/api/v1/knowledge/${kb}/documents/${doc}/chunks${chunk === undefined ? '' : `/${chunk}`}`;
+
+describe.each([
+  ['postings in memory', { KNOWLEDGE_INDEX_WAIT_MS: '30000' }],
+  ['postings off', { KNOWLEDGE_INDEX_MEMORY_MB: '0' }],
+] as const)('knowledge search, %s', (_, env) => {
+  let svc: TestService;
+  let tenant: Tenant;
+  beforeAll(async () => {
+    svc = await startTestService(env, { runner: true });
+    tenant = await createTenant(svc.admin, { plan: 'enterprise' });
+  });
+  afterAll(() => svc?.close());
+
+  async function baseWithProse() {
+    const workspaceId = await createWorkspace(svc.admin, tenant);
+    const kb = await createKnowledgeBase(svc, workspaceId, { chunkingConfig: small });
+    const doc = await ingest(svc, tenant.key, kb.id, { workspaceId, content: prose(40, 'fox') });
+    expect(doc.chunkCount).toBeGreaterThan(30);
+    return { workspaceId, kb, doc };
+  }
+
+  async function top(workspaceId: string, kb: string, query: string, extra: Record<string, unknown> = {}) {
+    const res = await svc.call('POST', '/api/v1/knowledge/search', {
+      key: tenant.key,
+      body: { workspaceId, knowledgeBaseIds: [kb], query, topK: 1, ...extra },
+    });
+    expectOk(res);
+    return res.body.data.results as { content: string; similarity: number; documentId: string }[];
+  }
+
+  it('finds chunks added and re-embedded after the first search, and not those disabled or deleted', async () => {
+    const { workspaceId, kb, doc } = await baseWithProse();
+    expect((await top(workspaceId, kb.id, 'quick brown fox committee'))[0]?.content).toContain(
+      'quick brown fox',
+    );
+
+    const added = await svc.call('POST', chunksPath(kb.id, doc.id), {
+      key: tenant.key,
+      body: { workspaceId, content: 'Zebra quartzite marimba.' },
+    });
+    expectOk(added);
+    const chunkId = added.body.data.chunk.id;
+    expect((await top(workspaceId, kb.id, 'zebra quartzite marimba'))[0]?.content).toBe(
+      'Zebra quartzite marimba.',
+    );
+
+    const changed = await svc.call('PATCH', chunksPath(kb.id, doc.id, chunkId), {
+      key: tenant.key,
+      body: { workspaceId, content: 'Xylophone lessons happen on Tuesdays.' },
+    });
+    expectOk(changed);
+    const xylophone = () => top(workspaceId, kb.id, 'xylophone lessons tuesdays');
+    expect((await xylophone())[0]?.content).toBe('Xylophone lessons happen on Tuesdays.');
+
+    const disabled = await svc.call('PATCH', chunksPath(kb.id, doc.id, chunkId), {
+      key: tenant.key,
+      body: { workspaceId, enabled: false },
+    });
+    expectOk(disabled);
+    const whileDisabled = await xylophone();
+    expect(whileDisabled).toHaveLength(1);
+    expect(whileDisabled[0]?.content).not.toContain('Xylophone');
+
+    const enabled = await svc.call('PATCH', chunksPath(kb.id, doc.id, chunkId), {
+      key: tenant.key,
+      body: { workspaceId, enabled: true },
+    });
+    expectOk(enabled);
+    expect((await xylophone())[0]?.content).toContain('Xylophone');
+    const deleted = await svc.call('DELETE', chunksPath(kb.id, doc.id, chunkId), {
+      key: tenant.key,
+      body: { workspaceId },
+    });
+    expectOk(deleted);
+    const afterDelete = await xylophone();
+    expect(afterDelete).toHaveLength(1);
+    expect(afterDelete[0]?.content).not.toContain('Xylophone');
+
+    // A document the runner ingests: its chunks are written by the ingestion, not by this request.
+    await ingest(svc, tenant.key, kb.id, {
+      workspaceId,
+      name: 'obsidian.txt',
+      content: 'Obsidian harpsichord tuning.',
+    });
+    expect((await top(workspaceId, kb.id, 'obsidian harpsichord'))[0]?.content).toBe(
+      'Obsidian harpsichord tuning.',
+    );
+  });
+
+  it('answers a tag filter that the best candidates fail, and a threshold, from the rest', async () => {
+    const { workspaceId, kb } = await baseWithProse();
+    const tag = await svc.call('POST', `/api/v1/knowledge/${kb.id}/tags`, {
+      key: tenant.key,
+      body: { workspaceId, name: 'team', type: 'text' },
+    });
+    expectOk(tag);
+    const note = await ingest(svc, tenant.key, kb.id, {
+      workspaceId,
+      name: 'note.txt',
+      content: 'A lazy dog note.',
+    });
+    const tagged = await svc.call('PATCH', `/api/v1/knowledge/${kb.id}/documents/${note.id}`, {
+      key: tenant.key,
+      body: { workspaceId, tags: { team: 'blue' } },
+    });
+    expectOk(tagged);
+    // Every prose chunk is nearer this query than the note, and none has the tag.
+    const query = 'quick brown fox jumps over the lazy dog committee annual budget';
+    expect((await top(workspaceId, kb.id, query))[0]?.documentId).not.toBe(note.id);
+    const filtered = await top(workspaceId, kb.id, query, {
+      tagFilters: [{ tagName: 'team', operator: 'eq', value: 'blue' }],
+    });
+    expect(filtered.map((r) => r.content)).toEqual(['A lazy dog note.']);
+    expect(await top(workspaceId, kb.id, 'zebra quartzite', { scoreThreshold: 0.99 })).toEqual([]);
+  });
+
+  it.skipIf(!process.env.TEST_DATABASE_URL)(
+    'in another process, a search sees a chunk added after its postings loaded',
+    async () => {
+      const { workspaceId, kb, doc } = await baseWithProse();
+      // A second API on its own connections and memory: another process, as far as the postings go.
+      const db = openPostgres(svc.config.DATABASE_URL as string, { max: 2 });
+      configureVectorMemory(db, {
+        waitMs: 30_000,
+        ...('KNOWLEDGE_INDEX_MEMORY_MB' in env ? { memoryBytes: 0 } : {}),
+      });
+      const api = await startApi({ db, config: svc.config, log: createLogger('silent') });
+      try {
+        const search = async (query: string) => {
+          const res = await api.app.request('/api/v1/knowledge/search', {
+            method: 'POST',
+            headers: { 'X-API-Key': tenant.key, 'Content-Type': 'application/json' },
+            body: JSON.stringify({ workspaceId, knowledgeBaseIds: [kb.id], query, topK: 1 }),
+          });
+          expect(res.status).toBe(200);
+          return ((await res.json()) as { data: { results: { content: string }[] } }).data.results;
+        };
+        expect((await search('quick brown fox'))[0]?.content).toContain('quick brown fox');
+        const added = await svc.call('POST', chunksPath(kb.id, doc.id), {
+          key: tenant.key,
+          body: { workspaceId, content: 'Zebra quartzite marimba.' },
+        });
+        expectOk(added);
+        expect((await search('zebra quartzite marimba'))[0]?.content).toBe('Zebra quartzite marimba.');
+      } finally {
+        await api.close();
+        await db.close();
+      }
+    },
+  );
+});
