@@ -18,18 +18,9 @@
 // database refuses), the later writes were decided on what it did: the transaction is rolled back
 // and the group run again one write at a time, each in a savepoint.
 //
-// On a server a group commits without waiting for the disk (COMMIT_WITHOUT_FLUSH): the lock on the
-// table's row is let go as soon as the commit is in the WAL buffers, where it was held through the
-// flush (3.5 ms on the bench machine's disk, most of a group's time at concurrency 16), and the next
-// group takes it while this one's flush is under way. Its writers are answered only once a later
-// durable commit has been answered (../wal-flush.ts): WAL reaches disk in order, so nothing is
-// acknowledged before it is durable. Others may read the rows during that flush; any durable commit
-// of theirs comes later in the WAL and so makes those rows durable too.
-//
 // Grouping is per process and per table; the lock still serialises groups of other processes.
 // A write given a transaction (a store composing into a larger unit of work) runs in it alone.
-import { COMMIT_WITHOUT_FLUSH, type Db, isRolledBack, type Queryable } from '../client.ts';
-import { walFlushed } from '../wal-flush.ts';
+import { type Db, isRolledBack, type Queryable } from '../client.ts';
 import { type Outcome, runWrites } from './group-runs.ts';
 import { checkRef, lockTable, type TableRef } from './locked-table.ts';
 import { isSlotTaken } from './unique-values.ts';
@@ -110,10 +101,7 @@ function schedule(db: Db, groups: Map<string, Queue>, key: string, queue: Queue,
   });
 }
 
-/**
- * Runs a group and answers its writes: its refusals at once, and on a server the writes that
- * hold once their commit is on disk, which may be after this returns (the next group goes on).
- */
+/** Runs a group and answers its writes. */
 async function runGroup(db: Db, ref: TableRef, key: string, group: Pending[]) {
   const server = db.backend === 'postgres';
   let outcomes: (Outcome | undefined)[] = [];
@@ -125,8 +113,6 @@ async function runGroup(db: Db, ref: TableRef, key: string, group: Pending[]) {
     undone = true;
     await db
       .transaction(async (tx) => {
-        // Sent with BEGIN and the lock (one write). See the head of this file.
-        if (server) tx.query(COMMIT_WITHOUT_FLUSH.text).catch(() => {});
         const columns = knownColumns.get(db)?.get(key);
         const run = await runWrites(tx, { pipelined, ref, group, outcomes, columns });
         rememberColumns(db, key, run.columns);
@@ -156,21 +142,9 @@ async function runGroup(db: Db, ref: TableRef, key: string, group: Pending[]) {
   } catch (err) {
     for (const i of group.keys()) if (outcomes[i]?.ok !== false) outcomes[i] = { ok: false, error: err };
   }
-  const held: [Pending, unknown][] = [];
   for (const [i, p] of group.entries()) {
     const o = outcomes[i] as Outcome;
-    if (!o.ok) p.reject(asWriteError(o.error));
-    else if (server) held.push([p, o.value]);
-    else p.resolve(o.value);
+    if (o.ok) p.resolve(o.value);
+    else p.reject(asWriteError(o.error));
   }
-  if (!held.length) return;
-  // Unknown whether the commit reached disk (the flush's connection failed): not said to hold.
-  walFlushed(db).then(
-    () => {
-      for (const [p, value] of held) p.resolve(value);
-    },
-    (err) => {
-      for (const [p] of held) p.reject(err);
-    },
-  );
 }
