@@ -32,7 +32,7 @@ export const MAX_GROUP = 64;
 
 /**
  * Runs a write under the table's lock: with the concurrent writes of the table, on a database.
- * `rows`: how many rows the request gives, which preparing the write checks (see GroupRun.rows).
+ * `rows`: how many rows the request gives, which preparing the write checks (see LIGHT_ROWS in ./group-runs.ts).
  */
 export async function writeTable<T>(
   db: Queryable,
