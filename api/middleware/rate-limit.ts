@@ -29,6 +29,9 @@ export function apiRateLimit({ db, config, clock }: Pick<ApiDeps, 'db' | 'config
         return { subject: ctx.subject, kind: 'api' as const, rate: ctx.limits.api, wanted: a.wanted };
       }),
       clock(),
+      undefined,
+      // A token spent is no answer a client relies on: see db/rate-limits.ts UNFLUSHED.
+      { unflushed: true },
     );
     return states.map((s) => ({ granted: s.granted, figures: bucketFigures(s) }));
   });

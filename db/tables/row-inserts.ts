@@ -93,18 +93,23 @@ async function insertData(db: Queryable, ref: TableRef, rows: unknown[], root: P
   if (batch && (rows.length < 1 || rows.length > MAX_BATCH_ROWS)) {
     throw invalidField(root.join('.'), `Give 1 to ${MAX_BATCH_ROWS} rows`, 'too_big');
   }
-  return writeTable(db, ref, (table) => {
-    const issues: FieldIssue[] = [];
-    const checked = rows.map((data, i) => {
-      const path = batch ? [...root, i] : root;
-      return { values: checkRow(table.columns, data, path, issues).values, path };
-    });
-    if (issues.length) throw invalidRows(issues);
-    return {
-      lookups: () => checked.flatMap((r) => slotsOf(table.columns, '', r.values, r.path)),
-      run: (tx, ctx) => insertChecked(tx, ctx, checked, root),
-    };
-  });
+  return writeTable(
+    db,
+    ref,
+    (table) => {
+      const issues: FieldIssue[] = [];
+      const checked = rows.map((data, i) => {
+        const path = batch ? [...root, i] : root;
+        return { values: checkRow(table.columns, data, path, issues).values, path };
+      });
+      if (issues.length) throw invalidRows(issues);
+      return {
+        lookups: () => checked.flatMap((r) => slotsOf(table.columns, '', r.values, r.path)),
+        run: (tx, ctx) => insertChecked(tx, ctx, checked, root),
+      };
+    },
+    rows.length,
+  );
 }
 
 /** Inserts one row (issues under ['data', column]). Answers it with its position. */

@@ -45,6 +45,8 @@ export const soloContext = (table: LockedTable): WriteContext => ({
 export interface Pending {
   // biome-ignore lint/suspicious/noExplicitAny: a queue holds writes of every answer type
   write: TableWrite<any>;
+  /** The rows the request gives (a batch insert's thousand; 1 otherwise): what preparing it checks. */
+  rows: number;
   resolve: (value: unknown) => void;
   reject: (err: unknown) => void;
 }

@@ -30,8 +30,16 @@ import { type Pending, soloContext, type TableWrite } from './write-context.ts';
 /** The most writes committed in one group: a bound on how long a group holds the lock. */
 export const MAX_GROUP = 64;
 
-/** Runs a write under the table's lock: with the concurrent writes of the table, on a database. */
-export async function writeTable<T>(db: Queryable, ref: TableRef, write: TableWrite<T>): Promise<T> {
+/**
+ * Runs a write under the table's lock: with the concurrent writes of the table, on a database.
+ * `rows`: how many rows the request gives, which preparing the write checks (see LIGHT_ROWS in ./group-runs.ts).
+ */
+export async function writeTable<T>(
+  db: Queryable,
+  ref: TableRef,
+  write: TableWrite<T>,
+  rows = 1,
+): Promise<T> {
   checkRef(ref);
   if (!isDb(db)) {
     return db
@@ -49,7 +57,7 @@ export async function writeTable<T>(db: Queryable, ref: TableRef, write: TableWr
   const queue = groups.get(key) ?? { pending: [], busy: false };
   groups.set(key, queue);
   return new Promise<T>((resolve, reject) => {
-    queue.pending.push({ write, resolve: resolve as (value: unknown) => void, reject });
+    queue.pending.push({ write, rows, resolve: resolve as (value: unknown) => void, reject });
     schedule(db, groups, key, queue, ref);
   });
 }
