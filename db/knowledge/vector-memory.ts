@@ -38,6 +38,7 @@ const MAX_DENSITY = 0.3;
 /** Bytes a row takes once built, for admitting a base before its load (measured: 1.17 KB at 100,000). */
 const BYTES_PER_ROW_ESTIMATE = 1_200;
 const PAGE_ROWS = 2_000;
+const FIRST_PAGE_ROWS = 50;
 /** A base that could not be served (dense, too big, failed to load) is tried again after this. */
 const RETRY_MS = 10 * 60_000;
 
@@ -190,14 +191,16 @@ export class VectorMemory {
     let dimensions = 0;
     let after = 0;
     for (;;) {
+      // A short first page tells dense vectors (20 KB each as text) before many are read.
+      const limit = rows.count ? PAGE_ROWS : FIRST_PAGE_ROWS;
       const page = await db.query<{ id: string; x: string; v: string }>(
         `select id, written_xid::text as x, embedding::sparsevec::text as v from knowledge_chunks
-          where knowledge_base_id = $1 and id > $2 order by id limit ${PAGE_ROWS}`,
+          where knowledge_base_id = $1 and id > $2 order by id limit ${limit}`,
         [base.id, after],
       );
       for (const r of page) dimensions = appendSparsevec(rows, Number(r.id), Number(r.x), r.v);
       if (rows.count && rows.length > rows.count * dimensions * MAX_DENSITY) return false;
-      if (page.length < PAGE_ROWS) break;
+      if (page.length < limit) break;
       after = Number(page[page.length - 1]?.id);
     }
     // An empty base has no dimension count yet: its first chunks arrive through the refreshes.

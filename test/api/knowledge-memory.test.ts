@@ -7,8 +7,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApi } from '../../api/start.ts';
 import { openPostgres } from '../../db/client.ts';
-import { configureVectorMemory } from '../../db/knowledge/vector-memory.ts';
+import { configureVectorMemory, vectorMemory } from '../../db/knowledge/vector-memory.ts';
 import { createLogger } from '../../logger.ts';
+import { startEmbeddingServer } from '../helpers/openai-server.ts';
 import {
   createTenant,
   createWorkspace,
@@ -172,4 +173,48 @@ describe.each([
       }
     },
   );
+});
+
+describe('knowledge search of dense vectors (a provider model)', () => {
+  let svc: TestService;
+  let tenant: Tenant;
+  let server: Awaited<ReturnType<typeof startEmbeddingServer>>;
+  beforeAll(async () => {
+    server = await startEmbeddingServer();
+    svc = await startTestService(
+      { OPENAI_BASE_URL: server.url, KNOWLEDGE_INDEX_WAIT_MS: '30000' },
+      { runner: true },
+    );
+    tenant = await createTenant(svc.admin, { plan: 'enterprise' });
+  });
+  afterAll(async () => {
+    await svc?.close();
+    await server?.close();
+  });
+
+  it('leaves them to the index, which answers', async () => {
+    const workspaceId = await createWorkspace(svc.admin, tenant);
+    const kb = await svc.admin.knowledge.create.mutate({
+      workspaceId,
+      name: 'dense',
+      embeddingModel: 'text-embedding-3-small',
+      chunkingConfig: small,
+    });
+    const doc = await ingest(svc, tenant.key, kb.id, { workspaceId, content: prose(30, 'dense') });
+    expect(doc.processingStatus).toBe('completed');
+    const added = await svc.call('POST', chunksPath(kb.id, doc.id), {
+      key: tenant.key,
+      body: { workspaceId, content: 'Zebra quartzite marimba.' },
+    });
+    expectOk(added);
+    const res = await svc.call('POST', '/api/v1/knowledge/search', {
+      key: tenant.key,
+      body: { workspaceId, knowledgeBaseIds: [kb.id], query: 'Zebra quartzite marimba.', topK: 1 },
+    });
+    expectOk(res);
+    // The server's vector of a text is the same each time: the chunk itself, at similarity 1.
+    expect(res.body.data.results[0].content).toBe('Zebra quartzite marimba.');
+    expect(res.body.data.results[0].similarity).toBeCloseTo(1, 5);
+    expect(vectorMemory(svc.db)?.bytes).toBe(0);
+  });
 });
