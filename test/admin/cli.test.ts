@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { procedureHelp, procedures } from '../../admin/cli-help.ts';
 import { adminRouter } from '../../admin/router.ts';
 import { type Listening, listen } from '../../http/serve.ts';
+import { childBaseEnv } from '../helpers/child-env.ts';
 import { ADMIN_TOKEN, createTenant, startTestService, type TestService } from '../helpers/service.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -35,7 +36,7 @@ function run(command: string, args: string[], env: Record<string, string> = {}, 
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, {
       cwd,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+      env: { ...childBaseEnv(), ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
