@@ -2,7 +2,7 @@
 // makes it the one executions run; undeploy, rollback to an earlier version, and what runners and
 // the MCP server read of the deployed versions. The drafts themselves are in ./workflows.ts.
 import { conflict, notFound, ServiceError } from '../errors.ts';
-import { type Actor, recordAudit } from './audit-logs.ts';
+import { type Actor, type AuditEntryInput, recordAudit } from './audit-logs.ts';
 import type { Queryable } from './client.ts';
 import {
   type DefinitionParser,
@@ -13,13 +13,15 @@ import {
   type WorkflowRow,
 } from './workflows.ts';
 
+type LockedWorkflow = WorkflowRow & { organization_id: string };
+
 /**
  * A workflow's row (with its organization), locked until the transaction ends; 404 if there is none.
  * Deployments and rollbacks take it first, so those of one workflow never interleave: versions stay
  * 1, 2, 3, … and the deployed pointer moves in the order they commit.
  */
-async function lockWorkflow(tx: Queryable, id: string): Promise<WorkflowRow & { organization_id: string }> {
-  const [row] = await tx.query<WorkflowRow & { organization_id: string }>(
+async function lockWorkflow(tx: Queryable, id: string): Promise<LockedWorkflow> {
+  const [row] = await tx.query<LockedWorkflow>(
     `select w.*, s.organization_id from workflows w join workspaces s on s.id = w.workspace_id
       where w.id = $1 for update of w`,
     [id],
@@ -27,6 +29,34 @@ async function lockWorkflow(tx: Queryable, id: string): Promise<WorkflowRow & { 
   // An archived workflow (db/workflow-archive.ts) is never deployed again.
   if (!row || (row as { archived_at?: Date | null }).archived_at) throw notFound('Workflow');
   return row;
+}
+
+/**
+ * Points a locked workflow (from lockWorkflow) at `version`, so new executions run it, and audits the
+ * move as `action` in the same transaction. Deploy and rollback both end here; the answer is the new
+ * deployed_at as ISO text.
+ */
+async function pointDeployment(
+  tx: Queryable,
+  row: LockedWorkflow,
+  actor: Actor,
+  version: number,
+  action: 'workflow.deployed' | 'workflow.rolled_back',
+  metadata: AuditEntryInput['metadata'],
+): Promise<string> {
+  const [done] = await tx.query<{ deployed_at: Date }>(
+    'update workflows set deployed_version = $2, deployed_at = now() where id = $1 returning deployed_at',
+    [row.id, version],
+  );
+  await recordAudit(tx, actor, {
+    organizationId: row.organization_id,
+    workspaceId: row.workspace_id,
+    action,
+    resourceType: 'workflow',
+    resourceId: row.id,
+    metadata,
+  });
+  return (done as { deployed_at: Date }).deployed_at.toISOString();
 }
 
 /** Snapshots the draft as the next version and makes it the one executions run. */
@@ -49,19 +79,8 @@ export async function deployWorkflow(
       'insert into workflow_versions (workflow_id, version, definition, deployed_by) values ($1, $2, $3::jsonb, $4)',
       [id, version, JSON.stringify(definition), actor.userId],
     );
-    const [done] = await tx.query<{ deployed_at: Date }>(
-      'update workflows set deployed_version = $2, deployed_at = now() where id = $1 returning deployed_at',
-      [id, version],
-    );
-    await recordAudit(tx, actor, {
-      organizationId: row.organization_id,
-      workspaceId: row.workspace_id,
-      action: 'workflow.deployed',
-      resourceType: 'workflow',
-      resourceId: id,
-      metadata: { version },
-    });
-    return { version, deployedAt: (done as { deployed_at: Date }).deployed_at.toISOString() };
+    const deployedAt = await pointDeployment(tx, row, actor, version, 'workflow.deployed', { version });
+    return { version, deployedAt };
   });
 }
 
@@ -131,23 +150,12 @@ export async function rollbackWorkflow(
     );
     if (!target) throw new ServiceError(404, `Version ${version} of this workflow not found`);
     parseDefinition(target.definition);
-    const [done] = await tx.query<{ deployed_at: Date }>(
-      'update workflows set deployed_version = $2, deployed_at = now() where id = $1 returning deployed_at',
-      [id, version],
-    );
-    await recordAudit(tx, actor, {
-      organizationId: row.organization_id,
-      workspaceId: row.workspace_id,
-      action: 'workflow.rolled_back',
-      resourceType: 'workflow',
-      resourceId: id,
-      metadata: { version, previousVersion: row.deployed_version },
-    });
-    return {
+    const previousVersion = row.deployed_version;
+    const deployedAt = await pointDeployment(tx, row, actor, version, 'workflow.rolled_back', {
       version,
-      deployedAt: (done as { deployed_at: Date }).deployed_at.toISOString(),
-      previousVersion: row.deployed_version,
-    };
+      previousVersion,
+    });
+    return { version, deployedAt, previousVersion };
   });
 }
 

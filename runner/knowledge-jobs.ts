@@ -59,7 +59,8 @@ export function knowledgeJobHandler(deps: KnowledgeJobDeps) {
   const { db, log } = deps;
   const slots = createSlots(Math.max(1, deps.storeConcurrency));
   const storing: StoreGate = async (store) => {
-    const slot = slots.tryAcquire() ?? (await slots.acquire(deps.signal));
+    // `acquire` answers at once when a slot is free; its microtask is nothing beside a store's transaction.
+    const slot = await slots.acquire(deps.signal);
     if (slot === null) throw deps.signal?.reason ?? new Error('Ingestion stopped');
     try {
       return await store();

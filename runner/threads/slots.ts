@@ -26,12 +26,22 @@ export function createSlots(size: number) {
   const free = Array.from({ length: size }, (_, i) => size - 1 - i);
   const waiters: ((slot: number | null) => void)[] = [];
 
+  /**
+   * A free slot now, or null. Synchronous, so the worker pools (a task per function block) take it first
+   * and await `acquire` only when every slot is taken: awaiting even a settled promise costs a microtask.
+   */
   function tryAcquire(): number | null {
     return free.pop() ?? null;
   }
 
-  /** Null when the signal aborts first, or the slots are closed. */
+  /**
+   * A free slot (at once when there is one), else the next one released, in order of asking. Null when
+   * the signal aborts first (or had already), or the slots are closed.
+   */
   function acquire(signal?: AbortSignal): Promise<number | null> {
+    const slot = free.pop();
+    if (slot !== undefined) return Promise.resolve(slot);
+    if (signal?.aborted) return Promise.resolve(null);
     return new Promise((resolve) => {
       const onAbort = () => {
         const at = waiters.indexOf(grant);

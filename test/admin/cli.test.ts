@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { procedureHelp, procedures } from '../../admin/cli-help.ts';
 import { adminRouter } from '../../admin/router.ts';
 import { type Listening, listen } from '../../http/serve.ts';
+import { childBaseEnv } from '../helpers/child-env.ts';
 import { ADMIN_TOKEN, createTenant, startTestService, type TestService } from '../helpers/service.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -35,7 +36,7 @@ function run(command: string, args: string[], env: Record<string, string> = {}, 
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, {
       cwd,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+      env: { ...childBaseEnv(), ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -132,25 +133,30 @@ describe('admin CLI', () => {
     expect(created.scopes).toEqual(['workflows:execute', 'logs:read']);
     const listed = await svc.admin.keys.list.query({ workspaceId: tenant.workspace.id });
     expect(listed.find((k) => k.id === created.id)?.scopes).toEqual(['workflows:execute', 'logs:read']);
-    // The = form too.
-    const eq = await cli(['keys.create', input, '--scopes=tables:read']);
+    // The = form too. The calls are independent: started together, each process's start-up (most of
+    // a call) overlaps the others'.
+    const [eq, unknown, empty, elsewhere] = await Promise.all([
+      cli(['keys.create', input, '--scopes=tables:read']),
+      cli(['keys.create', input, '--scopes', 'tables:admin']),
+      cli(['keys.create', input, '--scopes']),
+      cli(['orgs.list', '--scopes', 'tables:read']),
+    ]);
     expect(JSON.parse(eq.stdout).scopes).toEqual(['tables:read']);
-    const unknown = await cli(['keys.create', input, '--scopes', 'tables:admin']);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('BAD_REQUEST');
     expect(unknown.stderr).toContain('tables:admin');
-    const empty = await cli(['keys.create', input, '--scopes']);
     expect(empty.code).toBe(2);
     expect(empty.stderr).toContain('--scopes needs a list');
-    const elsewhere = await cli(['orgs.list', '--scopes', 'tables:read']);
     expect(elsewhere.code).toBe(2);
     expect(elsewhere.stderr).toContain('keys.create only');
     expect(await svc.admin.keys.list.query({ workspaceId: tenant.workspace.id })).toHaveLength(2);
   });
 
   it('refuses an unknown procedure with exit code 2, pointing at help', async () => {
-    for (const name of ['orgs.explode', 'nothing', 'orgs']) {
-      const res = await cli([name]);
+    const names = ['orgs.explode', 'nothing', 'orgs'];
+    const answers = await Promise.all(names.map((name) => cli([name])));
+    for (const [i, name] of names.entries()) {
+      const res = answers[i] as Run;
       expect(res.code, name).toBe(2);
       expect(res.stderr, name).toContain(`Unknown procedure "${name}"`);
       expect(res.stderr, name).toContain('help');
@@ -245,7 +251,14 @@ describe('admin CLI', () => {
   });
 
   it('shows the input of one procedure from its schema: fields, types, required or optional, enums, defaults', async () => {
-    const keys = await cli(['help', 'keys.create']);
+    // Independent calls, started together so their start-ups overlap.
+    const [keys, docs, quotas, none, unknown] = await Promise.all([
+      cli(['help', 'keys.create']),
+      cli(['help', 'knowledge.documents']),
+      cli(['help', 'quotas.set']),
+      cli(['help', 'orgs.list']),
+      cli(['help', 'orgs.explode']),
+    ]);
     expect(keys.code).toBe(0);
     expect(keys.stdout).toContain('keys.create (mutation): Create an API key');
     expect(keys.stdout).toContain('one of 2 shapes');
@@ -254,20 +267,16 @@ describe('admin CLI', () => {
     expect(keys.stdout).toContain('type: "workspace"  (required)');
     expect(keys.stdout).toContain('name: string 1 to 100 characters  (required)');
 
-    const docs = await cli(['help', 'knowledge.documents']);
     expect(docs.stdout).toContain('knowledgeBaseId: uuid  (required)');
     expect(docs.stdout).toContain('limit: integer 1 to 100  (optional, default 50)');
     expect(docs.stdout).toContain('sortOrder: "asc" | "desc"  (optional, default "desc")');
     expect(docs.stdout).toContain(`Example: npm run admin -- knowledge.documents '{"knowledgeBaseId":"…"}'`);
 
-    const quotas = await cli(['help', 'quotas.set']);
     expect(quotas.stdout).toContain('sync: object or null  (optional)');
     expect(quotas.stdout).toMatch(/^ {4}requestsPerMinute: integer 1 to \d+ {2}\(required\)$/m);
 
-    const none = await cli(['help', 'orgs.list']);
     expect(none.stdout).toContain('Input: none.');
 
-    const unknown = await cli(['help', 'orgs.explode']);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('Unknown procedure "orgs.explode"');
   });
@@ -379,24 +388,28 @@ describe('admin CLI deploy shortcut', () => {
   it('refuses a missing file, a bad file and an invalid definition with clear messages', async () => {
     const tenant = await createTenant(svc.admin);
     const dir = mkdtempSync(join(tmpdir(), 'wfs-cli-'));
-    const missing = await cli(['deploy', join(dir, 'nope.yaml'), tenant.workspace.id]);
-    expect(missing.code).toBe(2);
-    expect(missing.stderr).toMatch(/Cannot read/);
     const bad = join(dir, 'bad.yaml');
     writeFileSync(bad, 'blocks: [unclosed');
-    const unparsable = await cli(['deploy', bad, tenant.workspace.id]);
-    expect(unparsable.code).toBe(2);
-    expect(unparsable.stderr).toMatch(/not valid JSON or YAML/);
     const invalid = join(dir, 'invalid.json');
     writeFileSync(invalid, JSON.stringify({ blocks: [{ id: 'x', type: 'teleport' }] }));
-    const refused = await cli(['deploy', invalid, tenant.workspace.id]);
+    // Independent calls, started together so their start-ups overlap.
+    const [missing, unparsable, refused, noArgs] = await Promise.all([
+      cli(['deploy', join(dir, 'nope.yaml'), tenant.workspace.id]),
+      cli(['deploy', bad, tenant.workspace.id]),
+      cli(['deploy', invalid, tenant.workspace.id]),
+      cli(['deploy']),
+    ]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/Cannot read/);
+    expect(unparsable.code).toBe(2);
+    expect(unparsable.stderr).toMatch(/not valid JSON or YAML/);
     expect(refused.code).toBe(1);
     expect(JSON.parse(refused.stderr)).toMatchObject({
       code: 'BAD_REQUEST',
       details: [{ path: ['definition', 'blocks', 0, 'type'] }],
     });
     expect(await svc.admin.workflows.list.query({ workspaceId: tenant.workspace.id })).toEqual([]);
-    expect((await cli(['deploy'])).code).toBe(2);
+    expect(noArgs.code).toBe(2);
     rmSync(dir, { recursive: true, force: true });
   });
 });

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createAdminClient } from '../../admin/client.ts';
+import { childBaseEnv } from '../helpers/child-env.ts';
 import { freePort } from '../helpers/entry-processes.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -48,7 +49,7 @@ interface Service {
 function spawnMain(env: Record<string, string>) {
   const child = spawn(process.execPath, ['main.ts'], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    env: { ...childBaseEnv(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   running.add(child);

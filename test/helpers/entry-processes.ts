@@ -5,6 +5,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll } from 'vitest';
+import { childBaseEnv } from './child-env.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const running = new Set<ChildProcess>();
@@ -36,7 +37,7 @@ export interface EntryProcess {
 export function startEntry(script: string, env: Record<string, string>): EntryProcess {
   const child = spawn(process.execPath, [script], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', ...env },
+    env: { ...childBaseEnv(), LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   if (child.pid === undefined) throw new Error(`could not start ${script}`);

@@ -187,3 +187,68 @@ it('gives up on a mark that never comes back at its deadline, and completes the 
     (boss as unknown as { touch: typeof originalTouch }).touch = originalTouch;
   }
 });
+
+it('runs the jobs of a fetch that comes back after its deadline, without spending an attempt', async () => {
+  // The fetch takes its jobs at once, but its answer arrives only after the pump gave up on it: the
+  // jobs are started (active, in this attempt) with nobody handling them. Left so, they came back only
+  // when their heartbeat lapsed, each one attempt down.
+  const originalFetch = boss.fetch;
+  let gaveUp!: () => void;
+  const pumpGaveUp = new Promise<void>((resolve) => {
+    gaveUp = resolve;
+  });
+  let delayed = false;
+  (boss as unknown as Record<string, unknown>).fetch = async (...args: unknown[]) => {
+    const jobs = await (originalFetch as (...a: unknown[]) => Promise<unknown[]>).apply(boss, args);
+    if (!delayed && jobs.length) {
+      delayed = true;
+      await pumpGaveUp;
+    }
+    return jobs;
+  };
+  const warnings: string[] = [];
+  const watchingLog: typeof log = {
+    debug() {},
+    info() {},
+    error(msg) {
+      if (msg === 'fetching jobs failed') gaveUp();
+    },
+    warn(msg) {
+      warnings.push(msg);
+    },
+    child: () => watchingLog,
+  };
+  const seen = new Map<string, number>();
+  const pump = await startPump<{ n: number }>({
+    boss,
+    db: tdb.db,
+    queue: QUEUE,
+    concurrency: 8,
+    settleDeadlineMs: 200,
+    log: watchingLog,
+    async handle(job) {
+      seen.set(job.id, (seen.get(job.id) ?? 0) + 1);
+    },
+  });
+  try {
+    const ids = await send(4);
+    for (let i = 0; ; i++) {
+      const rows = await tdb.db.query<{ state: string; retry_count: number }>(
+        'select state, retry_count from pgboss.job where id = any($1::uuid[])',
+        [ids],
+      );
+      if (rows.length === 4 && rows.every((r) => r.state === 'completed')) {
+        expect(rows.map((r) => r.retry_count)).toEqual([0, 0, 0, 0]);
+        break;
+      }
+      if (i > 400) throw new Error(`jobs left unhandled: ${JSON.stringify(rows)}`);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    expect(delayed).toBe(true);
+    expect(ids.map((id) => seen.get(id))).toEqual([1, 1, 1, 1]);
+    expect(warnings).toContain('a fetch came back after its deadline');
+  } finally {
+    await pump.stop();
+    (boss as unknown as Record<string, unknown>).fetch = originalFetch;
+  }
+});
