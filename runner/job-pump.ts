@@ -72,11 +72,7 @@ export async function startPump<T>(o: PumpOptions<T>): Promise<Pump> {
           }
           // Bounded like the lane's statements: a fetch that never came back kept `fetching` set,
           // and the pump never fetched again.
-          const fetched = o.boss.fetch<T>(o.queue, { batchSize: free });
-          const jobs = await withDeadline(fetched, deadlineMs).catch((err) => {
-            adoptLate(fetched);
-            throw err;
-          });
+          const jobs = await withDeadline(o.boss.fetch<T>(o.queue, { batchSize: free }), deadlineMs);
           for (const job of jobs) inFlight.set(job.id, { job, done: run(job) });
           backlog = jobs.length === free;
           if (!backlog) break;
@@ -87,31 +83,6 @@ export async function startPump<T>(o: PumpOptions<T>): Promise<Pump> {
     } finally {
       fetching = false;
     }
-  };
-
-  // A fetch that comes back after its deadline has still taken its jobs (started them in this attempt),
-  // though nobody waits for them any longer. Left alone, they would return to the queue only once their
-  // heartbeat lapsed, each at the cost of one attempt: run them here instead, as many as there is room
-  // for (other fetches may have filled the slots since). The rest, and all of them once the pump is
-  // stopping, are still left to lapse. Running them late is as safe as running them on time: their
-  // settles are fenced to this attempt, should the queue have handed them on meanwhile.
-  const adoptLate = (fetched: Promise<Job<T>[]>) => {
-    fetched.then(
-      (jobs) => {
-        if (!jobs.length) return;
-        let left = 0;
-        for (const job of jobs) {
-          if (stopping || inFlight.size >= o.concurrency) left++;
-          else inFlight.set(job.id, { job, done: run(job) });
-        }
-        o.log.warn('a fetch came back after its deadline', {
-          queue: o.queue,
-          run: jobs.length - left,
-          leftToLapse: left,
-        });
-      },
-      () => {}, // failed (late or not): it took no jobs
-    );
   };
 
   // Jobs that end together are completed together, in one call. Each settle names the attempt it
