@@ -71,7 +71,10 @@ export async function startPump<T>(o: PumpOptions<T>): Promise<Pump> {
             break;
           }
           // Bounded like the lane's statements: a fetch that never came back kept `fetching` set,
-          // and the pump never fetched again.
+          // and the pump never fetched again. A fetch that does come back after its deadline has
+          // started the jobs it took, and nobody runs them: they return to the queue when their
+          // heartbeat lapses, one attempt down. Running them late instead was tried and not kept: by
+          // then the queue may have handed them to another runner, and both would run them.
           const jobs = await withDeadline(o.boss.fetch<T>(o.queue, { batchSize: free }), deadlineMs);
           for (const job of jobs) inFlight.set(job.id, { job, done: run(job) });
           backlog = jobs.length === free;
