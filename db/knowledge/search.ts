@@ -167,12 +167,18 @@ const exactSql = (filter: string) => `with scored as materialized (
 select ${HIT_COLUMNS}, top.distance
   from top join knowledge_chunks c on c.id = top.id join knowledge_documents d on d.id = c.document_id`;
 
-// The candidates found in memory ($3, chunk ids): each one's distance when it passes (live, enabled,
-// the filter) and null when it does not; a candidate missing from the answer was deleted.
-const candidatesSql = (filter: string) => `select ${HIT_COLUMNS},
-       case when ${LIVE} and ${filter} then c.embedding <=> $1::vector end as distance
+// The candidates found in memory ($2, chunk ids, the bases $1): whether each passes (live, enabled,
+// the filter), and for those expected to be chosen ($3) that pass, the exact distance to the query
+// ($4). A candidate missing from the answer was deleted. Only those distances read a vector: a
+// chunk's vector is stored out of line (TOAST), and reading one costs about as much as the rest.
+const candidatesSql = (filter: string) => `select ${HIT_COLUMNS}, ${LIVE} and ${filter} as pass,
+       case when c.id = any($3::bigint[]) and ${LIVE} and ${filter} then c.embedding <=> $4::vector end as distance
   from knowledge_chunks c join knowledge_documents d on d.id = c.document_id
- where c.id = any($3::bigint[]) and c.knowledge_base_id = any($2::uuid[])`;
+ where c.id = any($2::bigint[]) and c.knowledge_base_id = any($1::uuid[])`;
+// Chosen candidates ($2) not expected to be, with their exact distance to the query ($1).
+const chosenSql = `select ${HIT_COLUMNS}, c.embedding <=> $1::vector as distance
+  from knowledge_chunks c join knowledge_documents d on d.id = c.document_id
+ where c.id = any($2::bigint[]) and ${LIVE}`;
 /** Candidates from memory per result wanted, and the most a search checks before the index answers. */
 const CANDIDATES_PER_RESULT = 2;
 const EXTRA_CANDIDATES = 20;
@@ -219,21 +225,28 @@ export async function searchKnowledge(
   request: KnowledgeSearchRequest,
 ): Promise<KnowledgeSearchResponse> {
   const ids = request.knowledgeBaseIds;
-  const bases = await db.query<{ id: string; embedding_model: string }>(
-    'select id, embedding_model from knowledge_bases where workspace_id = $1 and id = any($2::uuid[])',
-    [workspaceId, ids],
-  );
+  const memory = request.query && request.searchMode !== 'fulltext' ? vectorMemory(db) : null;
+  // Postings this process already holds are read up to date beside the workspace check, which still
+  // decides the answer; a base's first load starts only once the check has passed.
+  const early = memory?.holds(ids) ? memory.open(db, ids).catch(() => null) : null;
+  const [bases, tags] = await Promise.all([
+    db.query<{ id: string; embedding_model: string }>(
+      'select id, embedding_model from knowledge_bases where workspace_id = $1 and id = any($2::uuid[])',
+      [workspaceId, ids],
+    ),
+    listTags(db, ids),
+  ]);
   if (bases.length !== ids.length) throw notFound('Knowledge base');
   // Vectors of two models are not comparable: each model's bases are searched with its own query
   // vector, and the lists merged by distance.
   const groups = new Map<string, string[]>();
   for (const b of bases) groups.set(b.embedding_model, [...(groups.get(b.embedding_model) ?? []), b.id]);
-  // The bases' postings are brought up to date while the tags are read.
-  const memory = request.query && request.searchMode !== 'fulltext' ? vectorMemory(db) : null;
+  const opened = early ? await early : null;
   const opening = Promise.all(
-    [...groups.values()].map((baseIds) => (memory ? memory.open(db, baseIds).catch(() => null) : null)),
+    [...groups.values()].map((baseIds) =>
+      opened ? opened.only(baseIds) : memory ? memory.open(db, baseIds).catch(() => null) : null,
+    ),
   );
-  const tags = await listTags(db, ids);
   const tagsOf = (id: string) => tags.get(id) ?? [];
 
   // Filter parameters follow each statement's own, so compile once per statement shape.
@@ -381,16 +394,32 @@ async function memoryHits(
   depth: number,
   compile: (own: unknown[]) => { filter: string; params: unknown[] },
 ): Promise<Hit[] | null> {
+  // Memory's scores are within `tolerance` of each other's exact order (16-bit values): the chunks
+  // that pass and rank within it of the depth-th are all ranked by their exact distance.
+  const tolerance = postings.tolerance(vector);
   for (let k = depth * CANDIDATES_PER_RESULT + EXTRA_CANDIDATES; k <= MAX_CANDIDATES; k *= 4) {
     const candidates = postings.nearest(vector, k);
-    const check = compile([q, baseIds, candidates.map((c) => c.id)]);
-    const rows = await db.query(candidatesSql(check.filter), check.params);
-    const present = new Set(rows.map((r) => Number(r.id)));
-    const gone = candidates.filter((c) => !present.has(c.id)).map((c) => c.id);
+    // Expected to be chosen: the first `depth`, and those within the tolerance of the last of them.
+    const edge = candidates[Math.min(depth, candidates.length) - 1]?.score ?? 0;
+    const expected = candidates.filter((c, i) => i < depth || c.score >= edge - tolerance).map((c) => c.id);
+    const check = compile([baseIds, candidates.map((c) => c.id), expected, q]);
+    const rows = new Map<number, Row>();
+    for (const r of await db.query(candidatesSql(check.filter), check.params)) rows.set(Number(r.id), r);
+    const gone = candidates.filter((c) => !rows.has(c.id)).map((c) => c.id);
     if (gone.length) postings.forget(gone);
-    const passed = rows.filter((r) => r.distance !== null).map(toHit);
+    const passed = candidates.filter((c) => rows.get(c.id)?.pass === true);
     // Fewer candidates than asked for: every chunk in memory was checked.
-    if (passed.length >= depth || candidates.length < k) return passed.sort(byDistance).slice(0, depth);
+    if (passed.length < depth && candidates.length === k) continue;
+    const last = passed[Math.min(depth, passed.length) - 1];
+    const chosen = passed.filter((c, i) => i < depth || (last && c.score >= last.score - tolerance));
+    const hits = chosen.flatMap((c) => {
+      const r = rows.get(c.id);
+      return r && r.distance !== null ? [toHit(r)] : [];
+    });
+    // Chosen beyond the expected (candidates before them did not pass): their distances now.
+    const unread = chosen.filter((c) => rows.get(c.id)?.distance === null).map((c) => c.id);
+    if (unread.length) hits.push(...(await db.query(chosenSql, [q, unread])).map(toHit));
+    return hits.sort(byDistance).slice(0, depth);
   }
   return null;
 }

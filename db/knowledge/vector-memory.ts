@@ -135,7 +135,15 @@ export class VectorMemory {
       return null; // The index answers; the next search reads the same changes again.
     }
     for (const base of bases) if (base.postings?.stale && !base.reloading) this.startReload(db, base);
-    return new OpenPostings(bases.map((b) => b.postings as SparsePostings));
+    return new OpenPostings(new Map(bases.map((b) => [b.id, b.postings as SparsePostings])));
+  }
+
+  /** Whether every one of these bases' postings is loaded here (so opening them costs one read). */
+  holds(baseIds: readonly string[]): boolean {
+    return (
+      this.options.memoryBytes > 0 &&
+      baseIds.every((id) => this.bases.get(id)?.state.kind === 'ready' && this.bases.get(id)?.postings)
+    );
   }
 
   /** Bytes held by every base's postings. */
@@ -236,16 +244,39 @@ export class VectorMemory {
 
 /** The postings of the bases one search reads. */
 export class OpenPostings {
+  private readonly byBase: Map<string, SparsePostings>;
   private readonly postings: SparsePostings[];
 
-  constructor(postings: SparsePostings[]) {
-    this.postings = postings;
+  constructor(byBase: Map<string, SparsePostings>) {
+    this.byBase = byBase;
+    this.postings = [...byBase.values()];
+  }
+
+  /** The postings of some of these bases; null when one of them is not among them. */
+  only(baseIds: readonly string[]): OpenPostings | null {
+    const some = new Map<string, SparsePostings>();
+    for (const id of baseIds) {
+      const postings = this.byBase.get(id);
+      if (!postings) return null;
+      some.set(id, postings);
+    }
+    return new OpenPostings(some);
   }
 
   /** The `k` chunks of highest dot product with the query vector, best first. */
   nearest(query: Float32Array, k: number): ScoredId[] {
     const all = this.postings.flatMap((p) => p.nearest(query, k));
     return this.postings.length === 1 ? all : all.sort(byScore).slice(0, k);
+  }
+
+  /**
+   * How far apart two chunks' scores may be in the postings and yet in the other order by their
+   * exact vectors: each stored value is off by at most half a unit.
+   */
+  tolerance(query: Float32Array): number {
+    let sum = 0;
+    for (const w of query) sum += Math.abs(w);
+    return sum;
   }
 
   /** Forgets chunks the database no longer has. */
