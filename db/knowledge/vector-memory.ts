@@ -168,11 +168,10 @@ export class VectorMemory {
     if (base.state.kind === 'unserved' && now - base.state.since < RETRY_MS) return;
     const done = this.load(db, base).then(
       (loaded) => {
-        base.state = loaded ? { kind: 'ready' } : { kind: 'unserved', since: this.options.now() };
+        if (loaded) base.state = { kind: 'ready' };
+        else this.unserve(base);
       },
-      () => {
-        base.state = { kind: 'unserved', since: this.options.now() };
-      },
+      () => this.unserve(base),
     );
     base.state = { kind: 'loading', done };
   }
@@ -180,10 +179,21 @@ export class VectorMemory {
   private startReload(db: Queryable, base: BaseVectors): void {
     base.reloading = true;
     this.load(db, base)
-      .catch(() => {})
+      .then(
+        (loaded) => {
+          // Grown past the budget, or its vectors turned dense (a new model): the index answers.
+          if (!loaded) this.unserve(base);
+        },
+        () => {}, // The old postings go on answering; the next search tries again.
+      )
       .finally(() => {
         base.reloading = false;
       });
+  }
+
+  private unserve(base: BaseVectors): void {
+    base.postings = null;
+    base.state = { kind: 'unserved', since: this.options.now() };
   }
 
   /** Reads a base's vectors and builds its postings; false when it is not to be served from memory. */
