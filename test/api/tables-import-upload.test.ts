@@ -145,8 +145,11 @@ describe('a 100 MB file', () => {
       expect(result.inserted).toBeGreaterThan(40_000);
       // A file held in memory would retain 100 MB or more; the import holds a batch at a time.
       expect(result.retainedGrowthMb).toBeLessThan(48);
-      // RSS counts garbage not yet collected, and the embedded database's cache: generous.
-      expect(result.rssGrowthMb).toBeLessThan(256);
+      // RSS counts garbage not yet collected: generous. Embedded, it also counts the database's
+      // own memory in this process (PGlite's WASM heap: its buffers and WAL as the rows go in), which
+      // grew by 347 to 454 MB on Node 24.21 (and less before); the retained figure above is what
+      // guards the import there.
+      expect(result.rssGrowthMb).toBeLessThan(result.embedded ? 768 : 256);
     } finally {
       await spec?.close();
     }
