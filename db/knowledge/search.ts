@@ -397,7 +397,9 @@ async function memoryHits(
   // Memory's scores are within `tolerance` of each other's exact order (16-bit values): the chunks
   // that pass and rank within it of the depth-th are all ranked by their exact distance.
   const tolerance = postings.tolerance(vector);
-  for (let k = depth * CANDIDATES_PER_RESULT + EXTRA_CANDIDATES; k <= MAX_CANDIDATES; k *= 4) {
+  let k = depth * CANDIDATES_PER_RESULT + EXTRA_CANDIDATES;
+  let looks = 0;
+  while (k <= MAX_CANDIDATES) {
     const candidates = postings.nearest(vector, k);
     // Expected to be chosen: the first `depth`, and those within the tolerance of the last of them.
     const edge = candidates[Math.min(depth, candidates.length) - 1]?.score ?? 0;
@@ -408,8 +410,14 @@ async function memoryHits(
     const gone = candidates.filter((c) => !rows.has(c.id)).map((c) => c.id);
     if (gone.length) postings.forget(gone);
     const passed = candidates.filter((c) => rows.get(c.id)?.pass === true);
+    // Chunks deleted since the postings were read, and too few passing: what replaced them (a
+    // re-processed document's new chunks) may have been written since too. The index answers.
+    if (gone.length && passed.length < depth) return null;
     // Fewer candidates than asked for: every chunk in memory was checked.
-    if (passed.length < depth && candidates.length === k) continue;
+    if (passed.length < depth && candidates.length === k) {
+      k *= 4;
+      continue;
+    }
     const last = passed[Math.min(depth, passed.length) - 1];
     const chosen = passed.filter((c, i) => i < depth || (last && c.score >= last.score - tolerance));
     const hits = chosen.flatMap((c) => {
@@ -418,7 +426,13 @@ async function memoryHits(
     });
     // Chosen beyond the expected (candidates before them did not pass): their distances now.
     const unread = chosen.filter((c) => rows.get(c.id)?.distance === null).map((c) => c.id);
-    if (unread.length) hits.push(...(await db.query(chosenSql, [q, unread])).map(toHit));
+    if (unread.length) {
+      const more = (await db.query(chosenSql, [q, unread])).map(toHit);
+      // Some stopped passing between the two reads (a re-processed document's generation went live,
+      // its old chunks deleted): look again, at what is live now.
+      if (more.length < unread.length && ++looks < 4) continue;
+      hits.push(...more);
+    }
     return hits.sort(byDistance).slice(0, depth);
   }
   return null;
