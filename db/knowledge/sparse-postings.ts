@@ -15,7 +15,7 @@
 // - Rows added or rewritten since the build are a tail of sparse rows scored one by one; the tail is
 //   merged in by a rebuild from memory when it grows.
 
-export const QUANT = 32767;
+const QUANT = 32767;
 
 export interface ScoredId {
   id: number;
@@ -93,7 +93,6 @@ export class SparsePostings {
   /** Rows written since the build, scored one by one; `slotOf` maps a chunk id to its slot or tail row. */
   private tail = new SparseRows();
   private tailDead: boolean[] = [];
-  private tailDeadCount = 0;
   private readonly slotOf = new Map<number, number>();
 
   private constructor(parts: {
@@ -170,10 +169,6 @@ export class SparsePostings {
       values,
       dense,
     });
-  }
-
-  get rows(): number {
-    return this.ids.length - this.deadCount + this.tail.count - this.tailDeadCount;
   }
 
   /** Rows written since the build: a rebuild is due when they, or the dead, are many. */
@@ -310,10 +305,7 @@ export class SparsePostings {
     if (at < n) {
       if (this.dead[at] === 0) this.deadCount++;
       this.dead[at] = 1;
-    } else if (!this.tailDead[at - n]) {
-      this.tailDead[at - n] = true;
-      this.tailDeadCount++;
-    }
+    } else this.tailDead[at - n] = true;
   }
 }
 
