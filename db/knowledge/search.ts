@@ -24,11 +24,13 @@
 // processing completed; so a document being re-processed keeps answering from its old chunks.
 import { z } from 'zod';
 import { notFound } from '../../errors.ts';
-import type { Queryable, Row } from '../client.ts';
+import type { Queryable } from '../client.ts';
 import { isStorableText } from '../tables/values.ts';
 import { vectorLiteral } from '../vectors.ts';
+import { annSql, byDistance, exactSql, type Hit, taggedSql, textSql, toHit } from './search-hits.ts';
+import { memoryHits } from './search-memory.ts';
 import { compileTagFilters, TAG_FILTER_OPERATORS } from './tag-filters.ts';
-import { documentTags, listTags, MAX_TAG_NAME, TAG_COLUMNS_SQL, type TagValue } from './tags.ts';
+import { documentTags, listTags, MAX_TAG_NAME, type TagValue } from './tags.ts';
 import { type OpenPostings, vectorMemory } from './vector-memory.ts';
 
 /** The caller's embedding of a query with one model (runner/embeddings/): its vector. */
@@ -118,101 +120,6 @@ export interface KnowledgeSearchResponse {
   topK: number;
   totalResults: number;
 }
-
-interface Hit {
-  id: number;
-  knowledge_base_id: string;
-  document_id: string;
-  filename: string;
-  content: string;
-  chunk_index: number;
-  distance: number | null;
-  /** The full-text rank of a hybrid search's text candidate. */
-  textRank: number;
-  /** The reciprocal rank fusion score of a hybrid search's result. */
-  fused?: number;
-  row: Row;
-}
-
-const LIVE = 'd.enabled and c.enabled and c.generation = d.live_generation';
-const HIT_COLUMNS = `c.id, c.knowledge_base_id, c.document_id, d.filename, c.content, c.chunk_index, ${TAG_COLUMNS_SQL}`;
-
-// Approximate nearest chunks: ordering by the distance operator over the chunks alone is what lets
-// the planner walk the HNSW index. Whether a chunk counts (its document enabled, its generation live,
-// the tag filters) is a scalar subquery per chunk rather than a join: joined, the planner misjudges
-// how many chunks are live (a few, it guesses, of 100,000) and prefers reading them all and sorting
-// (350 ms against 5 ms). Being part of the index scan, the check also lets the iterative scan go on
-// until enough chunks pass. $1 query vector, $2 bases; filter parameters after. The limit is a
-// literal: under a parameter, a prepared statement's generic plan guesses a tenth of the table and
-// sorts it all instead; a few fixed sizes keep the number of statement texts small.
-const ANN_LIMITS = [10, 20, 50, 100, 200, 400] as const;
-const annSql = (filter: string, limit: number) => `with nearest as (
-  select c.id, c.embedding <=> $1::vector as distance
-    from knowledge_chunks c
-   where c.knowledge_base_id = any($2::uuid[]) and c.enabled
-     and c.generation = (select d.live_generation from knowledge_documents d
-                          where d.id = c.document_id and d.enabled and ${filter})
-   order by c.embedding <=> $1::vector limit ${ANN_LIMITS.find((n) => n >= limit) ?? limit}
-)
-select ${HIT_COLUMNS}, nearest.distance
-  from nearest join knowledge_chunks c on c.id = nearest.id join knowledge_documents d on d.id = c.document_id`;
-
-// Exact nearest chunks among those the filter leaves: the materialized CTE keeps the planner off
-// the index, and scoring only (id, distance) keeps the sort small.
-const exactSql = (filter: string) => `with scored as materialized (
-    select c.id, c.embedding <=> $1::vector as distance
-      from knowledge_documents d join knowledge_chunks c on c.document_id = d.id
-     where d.knowledge_base_id = any($2::uuid[]) and ${LIVE} and ${filter}
-  ), top as (select id, distance from scored order by distance, id limit $3)
-select ${HIT_COLUMNS}, top.distance
-  from top join knowledge_chunks c on c.id = top.id join knowledge_documents d on d.id = c.document_id`;
-
-// The candidates found in memory ($2, chunk ids, the bases $1): whether each passes (live, enabled,
-// the filter), and for those expected to be chosen ($3) that pass, the exact distance to the query
-// ($4). A candidate missing from the answer was deleted. Only those distances read a vector: a
-// chunk's vector is stored out of line (TOAST), and reading one costs about as much as the rest.
-const candidatesSql = (filter: string) => `select ${HIT_COLUMNS}, ${LIVE} and ${filter} as pass,
-       case when c.id = any($3::bigint[]) and ${LIVE} and ${filter} then c.embedding <=> $4::vector end as distance
-  from knowledge_chunks c join knowledge_documents d on d.id = c.document_id
- where c.id = any($2::bigint[]) and c.knowledge_base_id = any($1::uuid[])`;
-// Chosen candidates ($2) not expected to be, with their exact distance to the query ($1).
-const chosenSql = `select ${HIT_COLUMNS}, c.embedding <=> $1::vector as distance
-  from knowledge_chunks c join knowledge_documents d on d.id = c.document_id
- where c.id = any($2::bigint[]) and ${LIVE}`;
-/** Candidates from memory per result wanted, and the most a search checks before the index answers. */
-const CANDIDATES_PER_RESULT = 2;
-const EXTRA_CANDIDATES = 20;
-const MAX_CANDIDATES = 2_000;
-
-// Full-text candidates, best rank first, with their cosine distance for the answer's similarity.
-// $4 the query text.
-const textSql = (filter: string) => `select ${HIT_COLUMNS}, c.embedding <=> $1::vector as distance,
-       ts_rank_cd(c.content_tsv, websearch_to_tsquery('english', $4)) as text_rank
-  from knowledge_chunks c join knowledge_documents d on d.id = c.document_id
- where c.knowledge_base_id = any($2::uuid[]) and ${LIVE} and ${filter}
-   and c.content_tsv @@ websearch_to_tsquery('english', $4)
- order by text_rank desc, c.id limit $3`;
-
-// Tag-only: $1 bases, $2 how many.
-const taggedSql = (filter: string) => `select ${HIT_COLUMNS}, null::float8 as distance
-  from knowledge_documents d join knowledge_chunks c on c.document_id = d.id and c.generation = d.live_generation
-   and c.enabled
- where d.knowledge_base_id = any($1::uuid[]) and d.enabled and ${filter}
- order by d.created_at desc, d.id, c.chunk_index limit $2`;
-
-const toHit = (r: Row): Hit => ({
-  id: Number(r.id),
-  knowledge_base_id: r.knowledge_base_id as string,
-  document_id: r.document_id as string,
-  filename: r.filename as string,
-  content: r.content as string,
-  chunk_index: Number(r.chunk_index),
-  distance: r.distance === null ? null : Number(r.distance),
-  textRank: Number(r.text_rank ?? 0),
-  row: r,
-});
-
-const byDistance = (a: Hit, b: Hit) => (a.distance ?? 0) - (b.distance ?? 0) || a.id - b.id;
 
 /**
  * Searches knowledge bases of a workspace. A base that is not in the workspace is a 404 like a
@@ -378,62 +285,4 @@ async function queryHits(
     .sort((a, b) => b.score - a.score || byDistance(a.hit, b.hit))
     .slice(0, request.topK)
     .map((e) => ({ ...e.hit, fused: e.score }));
-}
-
-/**
- * The nearest `depth` chunks that pass, from the candidates the postings rank highest, checked and
- * ranked by their stored vectors' exact distance; null when too few of the best candidates pass (a
- * selective filter), for the index to answer instead.
- */
-async function memoryHits(
-  db: Queryable,
-  postings: OpenPostings,
-  vector: Float32Array,
-  q: string,
-  baseIds: string[],
-  depth: number,
-  compile: (own: unknown[]) => { filter: string; params: unknown[] },
-): Promise<Hit[] | null> {
-  // Memory's scores are within `tolerance` of each other's exact order (16-bit values): the chunks
-  // that pass and rank within it of the depth-th are all ranked by their exact distance.
-  const tolerance = postings.tolerance(vector);
-  let k = depth * CANDIDATES_PER_RESULT + EXTRA_CANDIDATES;
-  let looks = 0;
-  while (k <= MAX_CANDIDATES) {
-    const candidates = postings.nearest(vector, k);
-    // Expected to be chosen: the first `depth`, and those within the tolerance of the last of them.
-    const edge = candidates[Math.min(depth, candidates.length) - 1]?.score ?? 0;
-    const expected = candidates.filter((c, i) => i < depth || c.score >= edge - tolerance).map((c) => c.id);
-    const check = compile([baseIds, candidates.map((c) => c.id), expected, q]);
-    const rows = new Map<number, Row>();
-    for (const r of await db.query(candidatesSql(check.filter), check.params)) rows.set(Number(r.id), r);
-    const gone = candidates.filter((c) => !rows.has(c.id)).map((c) => c.id);
-    if (gone.length) postings.forget(gone);
-    const passed = candidates.filter((c) => rows.get(c.id)?.pass === true);
-    // Chunks deleted since the postings were read, and too few passing: what replaced them (a
-    // re-processed document's new chunks) may have been written since too. The index answers.
-    if (gone.length && passed.length < depth) return null;
-    // Fewer candidates than asked for: every chunk in memory was checked.
-    if (passed.length < depth && candidates.length === k) {
-      k *= 4;
-      continue;
-    }
-    const last = passed[Math.min(depth, passed.length) - 1];
-    const chosen = passed.filter((c, i) => i < depth || (last && c.score >= last.score - tolerance));
-    const hits = chosen.flatMap((c) => {
-      const r = rows.get(c.id);
-      return r && r.distance !== null ? [toHit(r)] : [];
-    });
-    // Chosen beyond the expected (candidates before them did not pass): their distances now.
-    const unread = chosen.filter((c) => rows.get(c.id)?.distance === null).map((c) => c.id);
-    if (unread.length) {
-      const more = (await db.query(chosenSql, [q, unread])).map(toHit);
-      // Some stopped passing between the two reads (a re-processed document's generation went live,
-      // its old chunks deleted): look again, at what is live now.
-      if (more.length < unread.length && ++looks < 4) continue;
-      hits.push(...more);
-    }
-    return hits.sort(byDistance).slice(0, depth);
-  }
-  return null;
 }
