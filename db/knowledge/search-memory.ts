@@ -30,9 +30,9 @@ export async function memoryHits(
   depth: number,
   compile: (own: unknown[]) => { filter: string; params: unknown[] },
 ): Promise<Hit[] | null> {
+  if (postings.products(vector) > MAX_PRODUCTS) return null;
   // Memory's scores are within `tolerance` of each other's exact order (16-bit values): the chunks
   // that pass and rank within it of the depth-th are all ranked by their exact distance.
-  if (postings.products(vector) > MAX_PRODUCTS) return null;
   const tolerance = postings.tolerance(vector);
   // The query is sparse too: its text leaves the zeros out.
   const q = sparseVectorLiteral(vector);

@@ -223,10 +223,10 @@ export class VectorMemory {
       );
       const first = !rows.count;
       for (const r of page) dimensions = appendSparsevec(rows, Number(r.id), Number(r.x), r.v);
-      if (first && rows.count) {
-        if (rows.length > rows.count * dimensions * MAX_DENSITY) return false;
-        // The first page's layout tells what the whole base will take: denser rows, more bytes.
-        if (!this.makeRoom(base, count * SparsePostings.bytesPerRow(rows, dimensions))) return false;
+      if (rows.count && rows.length > rows.count * dimensions * MAX_DENSITY) return false;
+      // The first page's layout tells what the whole base will take: denser rows, more bytes.
+      if (first && rows.count && !this.makeRoom(base, count * SparsePostings.bytesPerRow(rows, dimensions))) {
+        return false;
       }
       if (page.length < limit) break;
       after = Number(page[page.length - 1]?.id);
