@@ -4,8 +4,8 @@
 //    chunks per second from the first upload to the last document completed. Baseline in the same
 //    run: the same chunks (content, token count, vector) written with plain batched INSERTs into a
 //    table of the same shape and indexes. Rounds alternate the two; each side reports its median.
-// 2. Search at 100,000 chunks (BENCH_CHUNKS): synthetic chunks (Zipf-distributed words, embedded by
-//    the local embedder) in one knowledge base; POST /api/v1/knowledge/search p50 and p95 over
+// 2. Search at 100,000 chunks (BENCH_CHUNKS): synthetic chunks (Zipf-distributed words, 6 sentences
+//    or BENCH_CHUNK_SENTENCES, embedded by the local embedder) in one knowledge base; POST /api/v1/knowledge/search p50 and p95 over
 //    BENCH_QUERIES queries of words taken from random chunks, beside exact search (a sequential
 //    scan, the baseline) of the same queries; recall@10 of the index against exact search.
 import { randomUUID } from 'node:crypto';
@@ -26,6 +26,8 @@ const DOCUMENTS = 20;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SEARCH_CHUNKS = Number(process.env.BENCH_CHUNKS ?? 100_000);
 const QUERIES = Number(process.env.BENCH_QUERIES ?? 200);
+/** Sentences per synthetic chunk: 6 is about 150 tokens; 40 about the default chunking's 1,024. */
+const SENTENCES = Number(process.env.BENCH_CHUNK_SENTENCES ?? 6);
 const ADMIN = { userId: null, name: 'bench' } as const;
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
@@ -157,7 +159,7 @@ async function benchSearch() {
       const n = Math.min(perDocument, SEARCH_CHUNKS - d * perDocument);
       for (let at = 0; at < n; at += 500) {
         const batch = Array.from({ length: Math.min(500, n - at) }, () => {
-          const content = Array.from({ length: 6 }, () => sentence(topic)).join(' ');
+          const content = Array.from({ length: SENTENCES }, () => sentence(topic)).join(' ');
           texts.push(content);
           return { content, tokenCount: 0, embedding: embedLocal(content) };
         });

@@ -44,7 +44,7 @@ export const serviceEnv = {
     .default(10)
     .describe('Connections per process to `DATABASE_URL`'),
   // Searches of lexical (sparse) embeddings are answered from postings each process keeps in memory
-  // (db/knowledge/vector-memory.ts): about 1.2 KB a chunk; bases beyond the budget use the HNSW index.
+  // (db/knowledge/vector-memory.ts): 1.2 to 2.7 KB a chunk; bases beyond the budget use the HNSW index.
   KNOWLEDGE_INDEX_MEMORY_MB: z.coerce
     .number()
     .int()
@@ -52,7 +52,7 @@ export const serviceEnv = {
     .max(65536)
     .default(256)
     .describe(
-      "Memory per process for knowledge bases' in-memory search postings (about 1.2 KB a chunk of a lexical model); 0 leaves every search to the HNSW index",
+      "Memory per process for knowledge bases' in-memory search postings (1.2 KB a chunk of 150 tokens to 2.7 KB of 1,024, for a lexical model); 0 leaves every search to the HNSW index",
     ),
   KNOWLEDGE_INDEX_WAIT_MS: z.coerce
     .number()

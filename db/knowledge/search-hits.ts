@@ -56,11 +56,11 @@ select ${HIT_COLUMNS}, top.distance
 // ($4). A candidate missing from the answer was deleted. Only those distances read a vector: a
 // chunk's vector is stored out of line (TOAST), and reading one costs about as much as the rest.
 export const candidatesSql = (filter: string) => `select ${HIT_COLUMNS}, ${LIVE} and ${filter} as pass,
-       case when c.id = any($3::bigint[]) and ${LIVE} and ${filter} then c.embedding <=> $4::vector end as distance
+       case when c.id = any($3::bigint[]) and ${LIVE} and ${filter} then c.embedding <=> $4::sparsevec::vector end as distance
   from knowledge_chunks c join knowledge_documents d on d.id = c.document_id
  where c.id = any($2::bigint[]) and c.knowledge_base_id = any($1::uuid[])`;
 // Chosen candidates ($2) not expected to be, with their exact distance to the query ($1).
-export const chosenSql = `select ${HIT_COLUMNS}, c.embedding <=> $1::vector as distance
+export const chosenSql = `select ${HIT_COLUMNS}, c.embedding <=> $1::sparsevec::vector as distance
   from knowledge_chunks c join knowledge_documents d on d.id = c.document_id
  where c.id = any($2::bigint[]) and ${LIVE}`;
 

@@ -2,6 +2,7 @@
 // candidates, checked in the database (live, enabled, tag filters) and ranked by their stored vectors'
 // exact distance.
 import type { Queryable, Row } from '../client.ts';
+import { sparseVectorLiteral } from '../vectors.ts';
 import { byDistance, candidatesSql, chosenSql, type Hit, toHit } from './search-hits.ts';
 import type { OpenPostings } from './vector-memory.ts';
 
@@ -9,6 +10,12 @@ import type { OpenPostings } from './vector-memory.ts';
 const CANDIDATES_PER_RESULT = 2;
 const EXTRA_CANDIDATES = 20;
 const MAX_CANDIDATES = 2_000;
+/**
+ * The most products of query and stored values a search sums in memory (about 1 ns each): a query of
+ * a few words has 30 to 100 values set, so 3 to 10 million at 100,000 chunks. A long query text (or a
+ * dense query vector) over many chunks is left to the index, whose time does not grow with it.
+ */
+const MAX_PRODUCTS = 30_000_000;
 
 /**
  * The nearest `depth` chunks that pass, from the candidates the postings rank highest, checked and
@@ -19,14 +26,16 @@ export async function memoryHits(
   db: Queryable,
   postings: OpenPostings,
   vector: Float32Array,
-  q: string,
   baseIds: string[],
   depth: number,
   compile: (own: unknown[]) => { filter: string; params: unknown[] },
 ): Promise<Hit[] | null> {
+  if (postings.products(vector) > MAX_PRODUCTS) return null;
   // Memory's scores are within `tolerance` of each other's exact order (16-bit values): the chunks
   // that pass and rank within it of the depth-th are all ranked by their exact distance.
   const tolerance = postings.tolerance(vector);
+  // The query is sparse too: its text leaves the zeros out.
+  const q = sparseVectorLiteral(vector);
   let k = depth * CANDIDATES_PER_RESULT + EXTRA_CANDIDATES;
   let looks = 0;
   while (k <= MAX_CANDIDATES) {

@@ -16,6 +16,12 @@
 //   merged in by a rebuild from memory when it grows.
 
 const QUANT = 32767;
+/** An entry of the id map (a Map of numbers), about. */
+const ID_MAP_BYTES = 40;
+/** A row's own bytes: its id and xid (8 each), dead flag (1), score (4), and its entry in the id map. */
+const ROW_BYTES = 21 + ID_MAP_BYTES;
+/** Rows per block of the dense columns' pass: 8 KB of scores. */
+const BLOCK = 2048;
 
 export interface ScoredId {
   id: number;
@@ -171,6 +177,24 @@ export class SparsePostings {
     });
   }
 
+  /**
+   * The bytes a row will take once built, estimated from some of the rows: 2 for each dimension
+   * more than a third of them hold (a dense column), 6 a value for the others, and the row's own.
+   */
+  static bytesPerRow(rows: SparseRows, dimensions: number): number {
+    const held = new Uint32Array(dimensions);
+    for (let i = 0; i < rows.length; i++) {
+      const d = rows.dims[i] as number;
+      held[d] = (held[d] as number) + 1;
+    }
+    let bytes = ROW_BYTES;
+    for (let d = 0; d < dimensions; d++) {
+      const share = (held[d] as number) / Math.max(1, rows.count);
+      bytes += share * 3 > 1 ? 2 : 6 * share;
+    }
+    return bytes;
+  }
+
   /** Rows written since the build: a rebuild is due when they, or the dead, are many. */
   get stale(): boolean {
     const n = this.ids.length;
@@ -188,7 +212,7 @@ export class SparsePostings {
       this.slots.byteLength +
       this.values.byteLength +
       dense +
-      this.slotOf.size * 40 +
+      this.slotOf.size * ID_MAP_BYTES +
       this.tail.dims.byteLength * 3
     );
   }
@@ -226,6 +250,16 @@ export class SparsePostings {
     }
   }
 
+  /** How many products of query and stored values `nearest` sums for this query vector. */
+  products(query: Float32Array): number {
+    let sum = 0;
+    for (let d = 0; d < this.dimensions; d++) {
+      if (query[d] === 0) continue;
+      sum += this.dense[d] ? this.ids.length : (this.start[d + 1] as number) - (this.start[d] as number);
+    }
+    return sum + this.tail.length;
+  }
+
   /**
    * The `k` rows of highest dot product with `query` (a dense vector of `dimensions` values), best
    * first: their ids and scores (in fixed point: × QUANT).
@@ -233,10 +267,9 @@ export class SparsePostings {
   nearest(query: Float32Array, k: number): ScoredId[] {
     const n = this.ids.length;
     const scores = this.scores;
-    scores.fill(0);
-    // Dense columns four at a time: one read and write of the scores per four columns.
     const columns: Int16Array[] = [];
     const weights: number[] = [];
+    let sparse = false;
     for (let d = 0; d < this.dimensions; d++) {
       const w = query[d] as number;
       if (w === 0) continue;
@@ -246,6 +279,10 @@ export class SparsePostings {
         weights.push(w);
         continue;
       }
+      if (!sparse) {
+        scores.fill(0);
+        sparse = true;
+      }
       const slots = this.slots;
       const values = this.values;
       const end = this.start[d + 1] as number;
@@ -254,33 +291,42 @@ export class SparsePostings {
         scores[r] = (scores[r] as number) + w * (values[i] as number);
       }
     }
-    let c = 0;
-    for (; c + 3 < columns.length; c += 4) {
-      const c0 = columns[c] as Int16Array;
-      const c1 = columns[c + 1] as Int16Array;
-      const c2 = columns[c + 2] as Int16Array;
-      const c3 = columns[c + 3] as Int16Array;
-      const w0 = weights[c] as number;
-      const w1 = weights[c + 1] as number;
-      const w2 = weights[c + 2] as number;
-      const w3 = weights[c + 3] as number;
-      for (let r = 0; r < n; r++) {
-        scores[r] =
-          (scores[r] as number) +
-          w0 * (c0[r] as number) +
-          w1 * (c1[r] as number) +
-          w2 * (c2[r] as number) +
-          w3 * (c3[r] as number);
-      }
-    }
-    for (; c < columns.length; c++) {
-      const column = columns[c] as Int16Array;
-      const w = weights[c] as number;
-      for (let r = 0; r < n; r++) scores[r] = (scores[r] as number) + w * (column[r] as number);
-    }
+    if (!sparse) scores.fill(0);
+    // Dense columns four at a time, over a block of rows at a time: the block's scores stay in the
+    // CPU's cache while every column is added, and the best are taken before the next block.
     const top = new TopK(k);
-    for (let r = 0; r < n; r++) {
-      if (this.dead[r] === 0) top.offer(scores[r] as number, this.ids[r] as number);
+    const dead = this.dead;
+    const ids = this.ids;
+    const fours = columns.length - (columns.length % 4);
+    for (let from = 0; from < n; from += BLOCK) {
+      const to = Math.min(n, from + BLOCK);
+      for (let c = 0; c < fours; c += 4) {
+        const c0 = columns[c] as Int16Array;
+        const c1 = columns[c + 1] as Int16Array;
+        const c2 = columns[c + 2] as Int16Array;
+        const c3 = columns[c + 3] as Int16Array;
+        const w0 = weights[c] as number;
+        const w1 = weights[c + 1] as number;
+        const w2 = weights[c + 2] as number;
+        const w3 = weights[c + 3] as number;
+        for (let r = from; r < to; r++) {
+          scores[r] =
+            (scores[r] as number) +
+            w0 * (c0[r] as number) +
+            w1 * (c1[r] as number) +
+            w2 * (c2[r] as number) +
+            w3 * (c3[r] as number);
+        }
+      }
+      for (let c = fours; c < columns.length; c++) {
+        const column = columns[c] as Int16Array;
+        const w = weights[c] as number;
+        for (let r = from; r < to; r++) scores[r] = (scores[r] as number) + w * (column[r] as number);
+      }
+      for (let r = from; r < to; r++) {
+        const score = scores[r] as number;
+        if (score >= top.floor && dead[r] === 0) top.offer(score, ids[r] as number);
+      }
     }
     const t = this.tail;
     for (let r = 0; r < t.count; r++) {
@@ -324,6 +370,8 @@ class TopK {
   private readonly ids: Float64Array;
   private size = 0;
   private readonly k: number;
+  /** Scores below this cannot enter (the lowest kept, once full). */
+  floor = Number.NEGATIVE_INFINITY;
   constructor(k: number) {
     this.k = k;
     this.scores = new Float64Array(k);
@@ -342,6 +390,7 @@ class TopK {
       }
       this.scores[i] = score;
       this.ids[i] = id;
+      if (this.size === this.k) this.floor = this.scores[0] as number;
       return;
     }
     if (this.k === 0 || !this.better(score, id, 0)) return;
@@ -358,6 +407,7 @@ class TopK {
     }
     this.scores[i] = score;
     this.ids[i] = id;
+    this.floor = this.scores[0] as number;
   }
 
   sorted(): ScoredId[] {

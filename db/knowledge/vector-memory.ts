@@ -33,10 +33,15 @@ const DEFAULTS: VectorMemoryOptions = {
   idleMs: 15 * 60_000,
   now: Date.now,
 };
-/** Vectors with more than this share of values set are dense: the index serves them. */
-const MAX_DENSITY = 0.3;
-/** Bytes a row takes once built, for admitting a base before its load (measured: 1.17 KB at 100,000). */
-const BYTES_PER_ROW_ESTIMATE = 1_200;
+/**
+ * Vectors with more than this share of values set are a provider model's dense floats (every value
+ * set): the index serves them. Lexical vectors leave values at exactly zero, fewer the longer the
+ * chunk: a local-model chunk of 150 tokens sets about 16 % of 1,536, of 1,024 tokens (the default
+ * chunking) about 47 %, of 4,000 (the largest) about 75 % (bench/lib/synthetic-corpus.ts's text).
+ */
+const MAX_DENSITY = 0.9;
+/** The least a row can take once built (its id, xid, score, and the id map), for a first admission. */
+const MIN_BYTES_PER_ROW = 64;
 const PAGE_ROWS = 2_000;
 const FIRST_PAGE_ROWS = 50;
 /** A base that could not be served (dense, too big, failed to load) is tried again after this. */
@@ -204,7 +209,7 @@ export class VectorMemory {
       [base.id],
     );
     const count = head?.n ?? 0;
-    if (!this.makeRoom(base, count * BYTES_PER_ROW_ESTIMATE)) return false;
+    if (!this.makeRoom(base, count * MIN_BYTES_PER_ROW)) return false;
     const rows = new SparseRows();
     let dimensions = 0;
     let after = 0;
@@ -216,13 +221,19 @@ export class VectorMemory {
           where knowledge_base_id = $1 and id > $2 order by id limit ${limit}`,
         [base.id, after],
       );
+      const first = !rows.count;
       for (const r of page) dimensions = appendSparsevec(rows, Number(r.id), Number(r.x), r.v);
       if (rows.count && rows.length > rows.count * dimensions * MAX_DENSITY) return false;
+      // The first page's layout tells what the whole base will take: denser rows, more bytes.
+      if (first && rows.count && !this.makeRoom(base, count * SparsePostings.bytesPerRow(rows, dimensions))) {
+        return false;
+      }
       if (page.length < limit) break;
       after = Number(page[page.length - 1]?.id);
     }
     // An empty base has no dimension count yet: its first chunks arrive through the refreshes.
     const postings = await SparsePostings.build(rows, dimensions || 1536);
+    if (!this.makeRoom(base, postings.bytes)) return false;
     base.postings = postings;
     base.cursor = head?.xmin ?? '0';
     // Rows written while it loaded are read again by the next refresh, from this snapshot on.
@@ -271,6 +282,13 @@ export class OpenPostings {
       some.set(id, postings);
     }
     return new OpenPostings(some);
+  }
+
+  /** Products of query and stored values a search with this query vector sums (its cost). */
+  products(query: Float32Array): number {
+    let sum = 0;
+    for (const p of this.postings) sum += p.products(query);
+    return sum;
   }
 
   /** The `k` chunks of highest dot product with the query vector, best first. */

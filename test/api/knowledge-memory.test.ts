@@ -9,6 +9,7 @@ import { startApi } from '../../api/start.ts';
 import { openPostgres } from '../../db/client.ts';
 import { configureVectorMemory, vectorMemory } from '../../db/knowledge/vector-memory.ts';
 import { createLogger } from '../../logger.ts';
+import { embedLocal } from '../../runner/embeddings/local.ts';
 import { startEmbeddingServer } from '../helpers/openai-server.ts';
 import {
   createTenant,
@@ -216,5 +217,49 @@ describe('knowledge search of dense vectors (a provider model)', () => {
     expect(res.body.data.results[0].content).toBe('Zebra quartzite marimba.');
     expect(res.body.data.results[0].similarity).toBeCloseTo(1, 5);
     expect(vectorMemory(svc.db)?.bytes).toBe(0);
+  });
+});
+
+describe('knowledge search of long lexical chunks (the default chunking)', () => {
+  let svc: TestService;
+  let tenant: Tenant;
+  beforeAll(async () => {
+    svc = await startTestService({ KNOWLEDGE_INDEX_WAIT_MS: '30000' }, { runner: true });
+    tenant = await createTenant(svc.admin, { plan: 'enterprise' });
+  });
+  afterAll(() => svc?.close());
+
+  it('serves them from memory too: their vectors have many values set, but a query few', async () => {
+    const workspaceId = await createWorkspace(svc.admin, tenant);
+    const kb = await createKnowledgeBase(svc, workspaceId);
+    // Many distinct words, so that a chunk of up to 1,024 tokens sets well over a third of the values.
+    const syllables = ['ka', 'lo', 'mi', 'ne', 'ru', 'sa', 'ti', 'vo', 'ze', 'dor', 'lin', 'ver'];
+    const word = (i: number) =>
+      `${syllables[i % 12]}${syllables[Math.floor(i / 12) % 12]}${syllables[Math.floor(i / 144) % 12]}`;
+    const paragraphs = Array.from({ length: 6 }, (_, p) =>
+      Array.from({ length: 600 }, (_, i) => word(p * 600 + i)).join(' '),
+    );
+    paragraphs[4] += ' Zebra quartzite marimba.';
+    const doc = await ingest(svc, tenant.key, kb.id, { workspaceId, content: paragraphs.join('\n\n') });
+    const listed = await svc.call(
+      'GET',
+      `${chunksPath(kb.id, doc.id)}?workspaceId=${workspaceId}&limit=100`,
+      {
+        key: tenant.key,
+      },
+    );
+    expectOk(listed);
+    const contents = (listed.body.data.chunks as { content: string }[]).map((c) => c.content);
+    expect(contents.length).toBeGreaterThan(2);
+    // Over the 30 % a base's vectors once had to stay under to be served from memory.
+    const set = contents.map((c) => embedLocal(c).filter((x) => x !== 0).length / 1536);
+    expect(set.reduce((a, b) => a + b) / set.length).toBeGreaterThan(0.35);
+    const res = await svc.call('POST', '/api/v1/knowledge/search', {
+      key: tenant.key,
+      body: { workspaceId, knowledgeBaseIds: [kb.id], query: 'zebra quartzite marimba', topK: 1 },
+    });
+    expectOk(res);
+    expect(res.body.data.results[0].content).toContain('Zebra quartzite marimba.');
+    expect(vectorMemory(svc.db)?.bytes).toBeGreaterThan(0);
   });
 });

@@ -2,7 +2,7 @@
 // itself, whatever its magnitude or sign, and zeros, which a local-model vector is a third made of,
 // stay zero. Both backends parse the same text.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { vectorLiteral } from '../../db/vectors.ts';
+import { isSparse, sparseVectorLiteral, vectorLiteral } from '../../db/vectors.ts';
 import { embedLocal } from '../../runner/embeddings/local.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 
@@ -15,11 +15,14 @@ afterAll(async () => {
   await tdb?.close();
 });
 
-/** The vector as the database holds it, read back as float32 values. */
-async function stored(v: Float32Array): Promise<Float32Array> {
-  const [row] = await tdb.db.query<{ values: string }>('select ($1::vector)::real[]::text as values', [
-    vectorLiteral(v),
-  ]);
+/** The vector as the database holds it, read back as float32 values (sent as `sparsevec` text). */
+async function stored(v: Float32Array, sparse = false): Promise<Float32Array> {
+  const [row] = await tdb.db.query<{ values: string }>(
+    sparse
+      ? 'select ($1::sparsevec::vector)::real[]::text as values'
+      : 'select ($1::vector)::real[]::text as values',
+    [sparse ? sparseVectorLiteral(v) : vectorLiteral(v)],
+  );
   if (!row) throw new Error('no row');
   return Float32Array.from(row.values.slice(1, -1).split(','), Number);
 }
@@ -47,6 +50,7 @@ it('reads every float32 back exactly: extremes, tiny and negative values, zeros'
   ];
   const v = Float32Array.from(awkward);
   expect(Array.from(await stored(v))).toEqual(Array.from(v).map((x) => (x === 0 ? 0 : x)));
+  expect(Array.from(await stored(v, true))).toEqual(Array.from(v).map((x) => (x === 0 ? 0 : x)));
   // Many random values over 80 binary orders of magnitude.
   let seed = 7;
   const random = () => {
@@ -58,6 +62,7 @@ it('reads every float32 back exactly: extremes, tiny and negative values, zeros'
     () => (random() - 0.5) * 2 ** Math.floor(random() * 80 - 60),
   );
   expect(await stored(spread)).toEqual(spread);
+  expect(await stored(spread, true)).toEqual(spread);
 });
 
 it('keeps a local-model vector as computed, with its zeros written as 0', async () => {
@@ -72,6 +77,28 @@ it('keeps a local-model vector as computed, with its zeros written as 0', async 
       .split(',')
       .filter((x) => x === '0'),
   ).toHaveLength(zeros);
+});
+
+it('writes a sparse vector as sparsevec text: only the values set, indices from 1, read back the same', async () => {
+  const v = embedLocal('Bees make honey from the nectar of flowers, and store it in wax combs.');
+  expect(isSparse(v)).toBe(true);
+  expect(await stored(v, true)).toEqual(v);
+  const literal = sparseVectorLiteral(v);
+  const set = Array.from(v).flatMap((x, i) => (x === 0 ? [] : [i + 1]));
+  expect(literal.endsWith('}/1536')).toBe(true);
+  expect(
+    literal
+      .slice(1, literal.indexOf('}'))
+      .split(',')
+      .map((e) => Number(e.split(':')[0])),
+  ).toEqual(set);
+  // A vector of zeros alone, and one with a single value on each edge.
+  expect(Array.from(await stored(new Float32Array(8), true))).toEqual(new Array(8).fill(0));
+  const edges = Float32Array.from([0.5, 0, 0, -0.25]);
+  expect(sparseVectorLiteral(edges)).toBe('{1:0.500000000,4:-0.250000000}/4');
+  expect(await stored(edges, true)).toEqual(edges);
+  // A provider's dense vector is not written sparse.
+  expect(isSparse(Float32Array.from({ length: 1536 }, (_, i) => (i % 2 ? 0.01 : -0.01)))).toBe(false);
 });
 
 it('is refused by the database when a value is not a number', async () => {
