@@ -229,18 +229,33 @@ describe('knowledge search of long lexical chunks (the default chunking)', () =>
   });
   afterAll(() => svc?.close());
 
+  // Many distinct words, so that a chunk of up to 1,024 tokens sets well over a third of the values;
+  // `marker` in the fifth of `length` paragraphs.
+  const syllables = ['ka', 'lo', 'mi', 'ne', 'ru', 'sa', 'ti', 'vo', 'ze', 'dor', 'lin', 'ver'];
+  const word = (i: number) =>
+    `${syllables[i % 12]}${syllables[Math.floor(i / 12) % 12]}${syllables[Math.floor(i / 144) % 12]}`;
+  const longText = (marker: string, length = 6) =>
+    Array.from(
+      { length },
+      (_, p) =>
+        Array.from({ length: 600 }, (_, i) => word(p * 600 + i)).join(' ') + (p === 4 ? ` ${marker}` : ''),
+    ).join('\n\n');
+  const search = async (workspaceId: string, kb: string, query: string) => {
+    const res = await svc.call('POST', '/api/v1/knowledge/search', {
+      key: tenant.key,
+      body: { workspaceId, knowledgeBaseIds: [kb], query, topK: 1 },
+    });
+    expectOk(res);
+    return res.body.data.results[0]?.content as string | undefined;
+  };
+
   it('serves them from memory too: their vectors have many values set, but a query few', async () => {
     const workspaceId = await createWorkspace(svc.admin, tenant);
     const kb = await createKnowledgeBase(svc, workspaceId);
-    // Many distinct words, so that a chunk of up to 1,024 tokens sets well over a third of the values.
-    const syllables = ['ka', 'lo', 'mi', 'ne', 'ru', 'sa', 'ti', 'vo', 'ze', 'dor', 'lin', 'ver'];
-    const word = (i: number) =>
-      `${syllables[i % 12]}${syllables[Math.floor(i / 12) % 12]}${syllables[Math.floor(i / 144) % 12]}`;
-    const paragraphs = Array.from({ length: 6 }, (_, p) =>
-      Array.from({ length: 600 }, (_, i) => word(p * 600 + i)).join(' '),
-    );
-    paragraphs[4] += ' Zebra quartzite marimba.';
-    const doc = await ingest(svc, tenant.key, kb.id, { workspaceId, content: paragraphs.join('\n\n') });
+    const doc = await ingest(svc, tenant.key, kb.id, {
+      workspaceId,
+      content: longText('Zebra quartzite marimba.'),
+    });
     const listed = await svc.call(
       'GET',
       `${chunksPath(kb.id, doc.id)}?workspaceId=${workspaceId}&limit=100`,
@@ -261,5 +276,39 @@ describe('knowledge search of long lexical chunks (the default chunking)', () =>
     expectOk(res);
     expect(res.body.data.results[0].content).toContain('Zebra quartzite marimba.');
     expect(vectorMemory(svc.db)?.bytes).toBeGreaterThan(0);
+  });
+
+  it('keeps to its memory budget: the base used longest ago makes room, and one that cannot fit is left to the index', async () => {
+    const workspaceId = await createWorkspace(svc.admin, tenant);
+    const bases: { id: string; marker: string }[] = [];
+    for (const [i, marker] of ['Walrus lantern.', 'Heron anvil.', 'Otter kettle.'].entries()) {
+      const kb = await createKnowledgeBase(svc, workspaceId, { name: `budget ${i}` });
+      // The third base is four times the others' size.
+      await ingest(svc, tenant.key, kb.id, { workspaceId, content: longText(marker, i === 2 ? 24 : 6) });
+      bases.push({ id: kb.id, marker });
+    }
+    const [a, b, c] = bases as [(typeof bases)[0], (typeof bases)[0], (typeof bases)[0]];
+    // A fresh memory, measured on the first base, then sized for one base and a half.
+    configureVectorMemory(svc.db, { waitMs: 30_000 });
+    expect(await search(workspaceId, a.id, 'walrus lantern')).toContain(a.marker);
+    const one = vectorMemory(svc.db)?.bytes ?? 0;
+    expect(one).toBeGreaterThan(0);
+    configureVectorMemory(svc.db, { waitMs: 30_000, memoryBytes: Math.floor(one * 1.5) });
+    expect(await search(workspaceId, a.id, 'walrus lantern')).toContain(a.marker);
+    expect(vectorMemory(svc.db)?.bytes).toBe(one);
+    // The second base takes the first one's place.
+    expect(await search(workspaceId, b.id, 'heron anvil')).toContain(b.marker);
+    const memory = vectorMemory(svc.db);
+    expect(memory?.holds([b.id])).toBe(true);
+    expect(memory?.holds([a.id])).toBe(false);
+    const second = memory?.bytes ?? 0;
+    expect(second).toBeGreaterThan(0);
+    expect(second).toBeLessThan(one * 1.5);
+    // The third cannot fit at all: the index answers, and the second base stays.
+    expect(await search(workspaceId, c.id, 'otter kettle')).toContain(c.marker);
+    expect(memory?.holds([c.id])).toBe(false);
+    expect(memory?.holds([b.id])).toBe(true);
+    expect(memory?.bytes).toBe(second);
+    configureVectorMemory(svc.db, { waitMs: 30_000 });
   });
 });
