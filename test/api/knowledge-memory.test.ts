@@ -26,13 +26,16 @@ const chunksPath = (kb: string, doc: string, chunk?: number | string) =>
   `/api/v1/knowledge/${kb}/documents/${doc}/chunks${chunk === undefined ? '' : `/${chunk}`}`;
 
 describe.each([
-  ['postings in memory', { KNOWLEDGE_INDEX_WAIT_MS: '30000' }],
-  ['postings off', { KNOWLEDGE_INDEX_MEMORY_MB: '0' }],
-] as const)('knowledge search, %s', (_, env) => {
+  ['postings in memory', { KNOWLEDGE_INDEX_WAIT_MS: '30000' }, null],
+  // Loads of many pages: the layout decided from the first rows, the later pages built in as they come.
+  ['postings in memory, read 8 rows a page', { KNOWLEDGE_INDEX_WAIT_MS: '30000' }, 8],
+  ['postings off', { KNOWLEDGE_INDEX_MEMORY_MB: '0' }, null],
+] as const)('knowledge search, %s', (_, env, pageRows) => {
   let svc: TestService;
   let tenant: Tenant;
   beforeAll(async () => {
     svc = await startTestService(env, { runner: true });
+    if (pageRows) configureVectorMemory(svc.db, { waitMs: 30_000, pageRows });
     tenant = await createTenant(svc.admin, { plan: 'enterprise' });
   });
   afterAll(() => svc?.close());
