@@ -37,7 +37,7 @@ const DEFAULTS: VectorMemoryOptions = {
   waitMs: 250,
   idleMs: 15 * 60_000,
   // Each page's vectors are text first (up to 11 KB a chunk): smaller pages leave less of it for the
-  // collector at once (peak RSS of a load of 20,000 chunks of 1,024 tokens 349 -> 306 MB at 500).
+  // collector at once (peak RSS of a load of 20,000 chunks of 1,024 tokens 349 -> about 300 MB at 500).
   pageRows: 500,
   now: Date.now,
 };
@@ -228,33 +228,26 @@ export class VectorMemory {
     let builder: PostingsBuilder | null = null;
     let dimensions = 0;
     let after = 0;
-    for (;;) {
+    for (let pages = 1; ; pages++) {
       // A short first page tells dense vectors (20 KB each as text) before many are read.
       const { pageRows } = this.options;
-      const limit = first.count ? pageRows : Math.min(FIRST_PAGE_ROWS, pageRows);
+      const limit = pages > 1 ? pageRows : Math.min(FIRST_PAGE_ROWS, pageRows);
       const page = await db.query<{ id: string; x: string; v: string }>(
         `select id, written_xid::text as x, embedding::sparsevec::text as v from knowledge_chunks
           where knowledge_base_id = $1 and id > $2 order by id limit ${limit}`,
         [base.id, after],
       );
       const rows = builder ? new SparseRows() : first;
-      const before = rows.count;
       for (const r of page) dimensions = appendSparsevec(rows, Number(r.id), Number(r.x), r.v);
       if (rows.count && rows.length > rows.count * dimensions * MAX_DENSITY) return false;
-      // The first page foretells what the whole base will take: denser rows, more bytes.
-      if (
-        !before &&
-        rows === first &&
-        rows.count &&
-        !this.makeRoom(base, count * bytesPerRow(dimensionShares(rows, dimensions)))
-      ) {
-        return false;
-      }
       if (builder) builder.add(rows);
-      else if (first.count >= 4 * pageRows) {
-        // More rows foretell the size better.
-        if (!this.makeRoom(base, count * bytesPerRow(dimensionShares(first, dimensions)))) return false;
-        builder = this.startBuild(first, dimensions, count);
+      else {
+        const layout = first.count >= 4 * pageRows;
+        // The first page, then the first rows the layout is decided from, foretell what the whole
+        // base will take (denser rows, more bytes).
+        const shares = pages === 1 || layout ? dimensionShares(first, dimensions) : null;
+        if (shares && first.count && !this.makeRoom(base, count * bytesPerRow(shares))) return false;
+        if (layout) builder = this.startBuild(first, dimensions, count);
       }
       if (page.length < limit) break;
       after = Number(page[page.length - 1]?.id);
