@@ -103,14 +103,14 @@ export class PostingsBuilder {
     pause: () => Promise<void> = () => new Promise((resolve) => setImmediate(resolve)),
   ): Promise<SparsePostings> {
     const n = this.n;
-    const fit = <T extends Uint32Array | Int16Array>(array: T | null, used: number): T | null =>
+    const cut = <T extends Uint32Array | Int16Array>(array: T | null, used: number): T | null =>
       array && array.length > used * 1.01 + 16 ? (array.slice(0, used) as T) : array;
     for (let d = 0; d < this.dimensions; d++) {
       if (d % 64 === 63) await pause();
       const length = this.lengths[d] as number;
-      this.dense[d] = fit(this.dense[d] ?? null, n);
-      this.slots[d] = fit(this.slots[d] ?? null, length);
-      this.values[d] = fit(this.values[d] ?? null, length);
+      this.dense[d] = cut(this.dense[d] ?? null, n);
+      this.slots[d] = cut(this.slots[d] ?? null, length);
+      this.values[d] = cut(this.values[d] ?? null, length);
     }
     const parts: PostingsParts = {
       dimensions: this.dimensions,
