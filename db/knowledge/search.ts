@@ -26,7 +26,7 @@ import { z } from 'zod';
 import { notFound } from '../../errors.ts';
 import type { Queryable } from '../client.ts';
 import { isStorableText } from '../tables/values.ts';
-import { sparseVectorLiteral, vectorLiteral } from '../vectors.ts';
+import { vectorLiteral } from '../vectors.ts';
 import { annSql, byDistance, exactSql, type Hit, taggedSql, textSql, toHit } from './search-hits.ts';
 import { memoryHits } from './search-memory.ts';
 import { compileTagFilters, TAG_FILTER_OPERATORS } from './tag-filters.ts';
