@@ -5,7 +5,7 @@ import { forbidden, notFound } from '../errors.ts';
 import type { Principal } from './api-keys.ts';
 import type { Actor } from './audit-logs.ts';
 import { createBatcher } from './batcher.ts';
-import type { Queryable } from './client.ts';
+import { isDb, type Queryable } from './client.ts';
 import type { WorkspacePermission, WorkspaceRow } from './workspaces.ts';
 
 const RANK: Record<WorkspacePermission, number> = { read: 1, write: 2, admin: 3 };
@@ -57,13 +57,10 @@ function loader(db: Queryable) {
   return load;
 }
 
-// A Db (not an open transaction) has atomically(): only there may reads of many requests be joined.
-const isDatabase = (db: Queryable) => 'atomically' in db;
-
 async function resolve(db: Queryable, principal: Principal, workspaceId: string): Promise<Resolved> {
   const userId = principal.type === 'personal' ? principal.userId : null;
   let row: LoadedRow | undefined;
-  if (isDatabase(db) && UUID.test(workspaceId)) {
+  if (isDb(db) && UUID.test(workspaceId)) {
     row = await loader(db)({ workspaceId, userId });
   } else {
     // The workspace and the user's permission there in one round trip.

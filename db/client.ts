@@ -71,6 +71,9 @@ export interface Db extends Queryable {
   readonly pglite?: PGlite;
 }
 
+/** Whether a handle is the database (a pool, or the embedded instance) rather than an open transaction. */
+export const isDb = (q: Queryable): q is Db => 'atomically' in q;
+
 /**
  * A transaction whose function resolved, though a statement in it failed (its error caught, and no
  * savepoint rolled back to): Postgres then rolls the whole transaction back at COMMIT, without an

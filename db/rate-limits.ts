@@ -2,7 +2,7 @@
 // A bucket holds up to maxBurst tokens and refills at requestsPerMinute; each request takes one.
 // The arithmetic runs in the database (take_rate_tokens, migration 0003) under the bucket's row
 // lock: of a burst of concurrent requests, exactly as many pass as there were tokens.
-import type { Queryable } from './client.ts';
+import { isDb, type Queryable } from './client.ts';
 import type { Rate } from './plans.ts';
 
 /** The buckets a billed subject has: sync and async executions, and the /api/v1 endpoints. */
@@ -98,7 +98,7 @@ export async function takeRateTokens(
     spent: string | null;
   }>(
     `select bucket_key, granted, remaining, as_of, spent
-       from ${options.unflushed && 'atomically' in db ? UNFLUSHED : ''}take_rate_tokens($1::text[], $2::float8[], $3::float8[], $4::int[], $5, $6::text[], $7::numeric[], $8::date)`,
+       from ${options.unflushed && isDb(db) ? UNFLUSHED : ''}take_rate_tokens($1::text[], $2::float8[], $3::float8[], $4::int[], $5, $6::text[], $7::numeric[], $8::date)`,
     [
       keys,
       entries.map((e) => e.rate.maxBurst),

@@ -14,7 +14,7 @@
 // - Memory: at most `memoryBytes` per process (KNOWLEDGE_INDEX_MEMORY_MB); the base used longest ago
 //   makes room, and a base unused for `idleMs` is dropped.
 import type { Config } from '../../config.ts';
-import type { Queryable } from '../client.ts';
+import { isDb, type Queryable } from '../client.ts';
 import { bytesPerRow, dimensionShares, PostingsBuilder } from './postings-builder.ts';
 import type { SparsePostings } from './sparse-postings.ts';
 import { appendSparsevec, SparseRows } from './sparse-rows.ts';
@@ -349,7 +349,7 @@ const memories = new WeakMap<object, VectorMemory>();
  * whose postings would last only as long as it.
  */
 export function vectorMemory(db: Queryable): VectorMemory | null {
-  if (!('atomically' in db)) return null;
+  if (!isDb(db)) return null;
   let memory = memories.get(db);
   if (!memory) {
     memory = new VectorMemory();

@@ -20,7 +20,7 @@
 //
 // Grouping is per process and per table; the lock still serialises groups of other processes.
 // A write given a transaction (a store composing into a larger unit of work) runs in it alone.
-import { type Db, isRolledBack, type Queryable } from '../client.ts';
+import { type Db, isDb, isRolledBack, type Queryable } from '../client.ts';
 import { type Outcome, runWrites } from './group-runs.ts';
 import { checkRef, lockTable, type TableRef } from './locked-table.ts';
 import { isSlotTaken } from './unique-values.ts';
@@ -63,7 +63,6 @@ export async function writeTable<T>(
 }
 
 /** A transaction has no `backend`: only a database's writes are grouped. */
-const isDb = (q: Queryable): q is Db => 'backend' in q;
 
 // A unique slot taken after all (the lock makes it moot): a 400, not a 500.
 const asWriteError = (err: unknown) =>
