@@ -36,7 +36,7 @@ export function createSlots(size: number) {
 
   /**
    * A free slot (at once when there is one), else the next one released, in order of asking. Null when
-   * the signal aborts first (or had already), or the slots are closed.
+   * none is free and the signal aborts before one comes (or had already), or the slots are closed.
    */
   function acquire(signal?: AbortSignal): Promise<number | null> {
     const slot = free.pop();
