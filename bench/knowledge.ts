@@ -5,9 +5,10 @@
 //    run: the same chunks (content, token count, vector) written with plain batched INSERTs into a
 //    table of the same shape and indexes. Rounds alternate the two; each side reports its median.
 // 2. Search at 100,000 chunks (BENCH_CHUNKS): synthetic chunks (Zipf-distributed words, 6 sentences
-//    or BENCH_CHUNK_SENTENCES, embedded by the local embedder) in one knowledge base; POST /api/v1/knowledge/search p50 and p95 over
-//    BENCH_QUERIES queries of words taken from random chunks, beside exact search (a sequential
-//    scan, the baseline) of the same queries; recall@10 of the index against exact search.
+//    or BENCH_CHUNK_SENTENCES, embedded by the local embedder) in one knowledge base;
+//    POST /api/v1/knowledge/search p50 and p95 over BENCH_QUERIES queries of words taken from random
+//    chunks, beside exact search (a sequential scan, the baseline) of the same queries; recall@10 of
+//    the index against exact search.
 import { randomUUID } from 'node:crypto';
 import { startApi } from '../api/start.ts';
 import { createKnowledgeBase } from '../db/knowledge/bases.ts';

@@ -272,12 +272,7 @@ describe('knowledge search of long lexical chunks (the default chunking)', () =>
     // Over the 30 % a base's vectors once had to stay under to be served from memory.
     const set = contents.map((c) => embedLocal(c).filter((x) => x !== 0).length / 1536);
     expect(set.reduce((a, b) => a + b) / set.length).toBeGreaterThan(0.35);
-    const res = await svc.call('POST', '/api/v1/knowledge/search', {
-      key: tenant.key,
-      body: { workspaceId, knowledgeBaseIds: [kb.id], query: 'zebra quartzite marimba', topK: 1 },
-    });
-    expectOk(res);
-    expect(res.body.data.results[0].content).toContain('Zebra quartzite marimba.');
+    expect(await search(workspaceId, kb.id, 'zebra quartzite marimba')).toContain('Zebra quartzite marimba.');
     expect(vectorMemory(svc.db)?.bytes).toBeGreaterThan(0);
   });
 
