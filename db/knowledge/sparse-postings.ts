@@ -149,9 +149,9 @@ export class SparsePostings {
   nearest(query: Float32Array, k: number): ScoredId[] {
     const n = this.ids.length;
     const scores = this.scores;
+    scores.fill(0);
     const columns: Int16Array[] = [];
     const weights: number[] = [];
-    let sparse = false;
     for (let d = 0; d < this.dimensions; d++) {
       const w = query[d] as number;
       if (w === 0) continue;
@@ -161,10 +161,6 @@ export class SparsePostings {
         weights.push(w);
         continue;
       }
-      if (!sparse) {
-        scores.fill(0);
-        sparse = true;
-      }
       const slots = this.slots[d] as Uint32Array;
       const values = this.values[d] as Int16Array;
       const end = this.lengths[d] as number;
@@ -173,7 +169,6 @@ export class SparsePostings {
         scores[r] = (scores[r] as number) + w * (values[i] as number);
       }
     }
-    if (!sparse) scores.fill(0);
     // Dense columns four at a time, over a block of rows at a time: the block's scores stay in the
     // CPU's cache while every column is added, and the best are taken before the next block.
     const top = new TopK(k);
