@@ -7,6 +7,7 @@ import { approvalBranch } from '../blocks/approval.ts';
 import type { BlockConfig, Edge, Graph } from '../blocks/block.ts';
 import { ParkSignal } from './park.ts';
 import {
+  AttemptAbandoned,
   type ExecutionRequest,
   type ExecutionResult,
   type ExecutorDeps,
@@ -57,6 +58,8 @@ export async function executeWorkflow(req: ExecutionRequest, deps: ExecutorDeps)
     const outputs = await runGraph(run, req.definition, roots, run.spans, run.signal);
     return finish({ success: true, output: workflowOutput(req.definition, outputs) });
   } catch (err) {
+    // The runner's loss, not the run's: the job is retried and resumes from its checkpoints.
+    if (err instanceof AttemptAbandoned) throw err;
     if (err instanceof ParkSignal && !signal.aborted)
       return {
         ...finish({ success: false, error: err.message }),
@@ -165,6 +168,10 @@ async function runGraph(
               // Nothing downstream of a parked block starts; the other paths run on until they end or park.
               parkedUntil = Math.min(parkedUntil ?? err.dueAt, err.dueAt);
               pause ??= err.pause;
+            } else if (err instanceof AttemptAbandoned) {
+              // Abandoning wins over any failure: the attempt's end is not the run's outcome.
+              failure = err;
+              stop(err);
             } else if (!failure && !parent.aborted) {
               failure =
                 err instanceof RunFailure ? err : new RunFailure(`Block "${id}" failed: ${err.message}`);
@@ -186,7 +193,10 @@ async function runGraph(
         })
         .catch((err: Error) => {
           const handled = graph.edges.some((e) => e.from === id && e.branch === 'error');
-          if (handled && !signal.aborted) {
+          if (err instanceof AttemptAbandoned) {
+            failure = err;
+            stop(err);
+          } else if (handled && !signal.aborted) {
             // The error path gets the error as this block's output.
             const output = { error: err.message };
             outputs.set(id, { output, order: outputs.size });

@@ -15,6 +15,7 @@ import { PARK_AFTER_MS, ParkSignal, type PendingRetry } from './park.ts';
 import { type ResolveScope, resolveValue, substituteIntoCode } from './references.ts';
 import { retryPolicy, waitInProcess, withRetries } from './retry.ts';
 import {
+  AttemptAbandoned,
   abortMessage,
   addTo,
   addUsage,
@@ -23,6 +24,7 @@ import {
   nowMs,
   type Run,
   RunFailure,
+  recording,
   type Tally,
 } from './run.ts';
 import { type Span, traceValue } from './trace.ts';
@@ -108,19 +110,21 @@ export async function checkpointed(
     } catch (err) {
       if (err instanceof ParkSignal) {
         // The park is recorded before the runner lets go of the execution.
-        await store.save(key, {
-          output: err.output,
-          errored: false,
-          spans: [...own],
-          cost: tally.total,
-          models: tally.models,
-          ...(Number.isFinite(err.dueAt) ? { dueAt: err.dueAt } : {}),
-          ...(err.pending ? { pending: err.pending } : {}),
-          ...(err.pause ? { pause: err.pause } : {}),
-        });
+        await recording(
+          store.save(key, {
+            output: err.output,
+            errored: false,
+            spans: [...own],
+            cost: tally.total,
+            models: tally.models,
+            ...(Number.isFinite(err.dueAt) ? { dueAt: err.dueAt } : {}),
+            ...(err.pending ? { pending: err.pending } : {}),
+            ...(err.pause ? { pause: err.pause } : {}),
+          }),
+        );
         throw err;
       }
-      if (!handled || signal.aborted) throw err;
+      if (!handled || signal.aborted || err instanceof AttemptAbandoned) throw err;
       return { output: { error: (err as Error).message }, errored: true };
     } finally {
       spans.push(...own);
@@ -135,16 +139,19 @@ export async function checkpointed(
   if (store.saveWith && writesWithCheckpoint(block)) {
     // The block writes through the checkpoint's transaction (it reaches no graph or child workflow,
     // and never parks: table blocks take no retry delays or waits).
-    return store.saveWith(key, async (db) => {
-      const result = await finish({ ...run, deps: { ...run.deps, db } });
-      return { result, checkpoint: checkpointOf(result) };
-    });
+    // Its writes use nothing but our database: losing it there abandons the attempt too.
+    return recording(
+      store.saveWith(key, async (db) => {
+        const result = await finish({ ...run, deps: { ...run.deps, db } });
+        return { result, checkpoint: checkpointOf(result) };
+      }),
+    );
   }
   const result = await finish(run);
   // Blocks without side effects need no checkpoint (the sync path stays one write per run), unless
   // they are a parked retry going on, whose parked checkpoint must be replaced by the finished one.
   if (!needsCheckpoint(block) && !from) return result;
-  await store.save(key, checkpointOf(result));
+  await recording(store.save(key, checkpointOf(result)));
   return result;
 }
 

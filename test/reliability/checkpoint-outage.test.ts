@@ -1,0 +1,177 @@
+// The database lost while a runner records a block's checkpoint: the runner abandons the attempt
+// (the job goes back to the queue) instead of failing the execution, and the retry finishes it.
+// The loss is made exact, not timed: the checkpoint table is locked before the execution starts, so
+// the runner's first checkpoint insert waits; then the backend running it is terminated, as a restart
+// or failover terminates it, and the lock is let go.
+// pg_terminate_backend needs a server database: the TEST_DATABASE_URL pass.
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Db, openPostgres } from '../../db/client.ts';
+import { expectOk, makeTable, tablesApi } from '../api/tables-helpers.ts';
+import { createTenant, startTestService, type Tenant, type TestService } from '../helpers/service.ts';
+import { deployWorkflow, pollJob } from '../helpers/workflows.ts';
+
+const serverDatabase = Boolean(process.env.TEST_DATABASE_URL);
+
+async function until<T>(probe: () => Promise<T | undefined>, what: string): Promise<T> {
+  for (let i = 0; i < 800; i++) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+describe.runIf(serverDatabase)('database lost while a checkpoint is recorded', () => {
+  let svc: TestService;
+  let tenant: Tenant;
+  let operator: Db;
+  let target: Server;
+  let base: string;
+  const hits = new Map<string, number>();
+
+  beforeAll(async () => {
+    svc = await startTestService({ HTTP_ALLOW_LIST: '127.0.0.1' }, { runner: true });
+    tenant = await createTenant(svc.admin, { plan: 'enterprise' });
+    operator = openPostgres(svc.config.DATABASE_URL as string, { max: 2 });
+    target = createServer((req, res) => {
+      const path = req.url ?? '/';
+      hits.set(path, (hits.get(path) ?? 0) + 1);
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ hit: path }));
+    });
+    target.listen(0, '127.0.0.1');
+    await once(target, 'listening');
+    base = `http://127.0.0.1:${(target.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    target?.closeAllConnections();
+    await new Promise((r) => target?.close(r));
+    await operator?.close();
+    await svc?.close();
+  });
+
+  /**
+   * Runs the workflow with its first checkpoint write lost: execution_checkpoints takes no insert
+   * until the backend whose insert waits there is terminated. Answers the execution's end and detail.
+   */
+  async function loseFirstCheckpoint(definition: unknown) {
+    const wf = await deployWorkflow(svc.admin, tenant.workspace.id, definition);
+    let id = '';
+    await operator.transaction(async (tx) => {
+      await tx.query('lock table execution_checkpoints in exclusive mode');
+      const started = await svc.call('POST', `/api/workflows/${wf}/execute`, {
+        key: tenant.key,
+        body: { async: true },
+      });
+      expect(started.status).toBe(202);
+      id = started.body.taskId as string;
+      await until(async () => {
+        const rows = await operator.query<{ terminated: boolean }>(
+          `select pg_terminate_backend(pid) as terminated from pg_stat_activity
+            where datname = current_database() and wait_event_type = 'Lock'
+              and query ilike 'insert into execution_checkpoints%'`,
+        );
+        return rows.some((r) => r.terminated) ? true : undefined;
+      }, 'a checkpoint insert waiting on the lock');
+    });
+    const done = await pollJob(svc.call, tenant.key, id, 800);
+    const detail = await svc.admin.executions.get.query({ id });
+    const spans = (detail.traceSpans as { blockId: string; status: string }[]).map(
+      (s) => `${s.blockId}:${s.status}`,
+    );
+    return { done: done.body, attempt: detail.attempt, spans };
+  }
+
+  it('abandons the attempt, and the retry runs on from what was recorded', async () => {
+    const { done, attempt, spans } = await loseFirstCheckpoint({
+      blocks: [
+        { id: 'call', type: 'http', url: `${base}/effect` },
+        { id: 'after', type: 'http', url: `${base}/after` },
+        { id: 'r', type: 'response', data: { first: '<call.data.hit>', second: '<after.data.hit>' } },
+      ],
+      edges: [
+        { from: 'call', to: 'after' },
+        { from: 'after', to: 'r' },
+      ],
+    });
+    expect(done.status).toBe('completed');
+    expect(done.output).toEqual({ first: '/effect', second: '/after' });
+    // The first call's record was lost, so the retry ran it again; what followed it ran once.
+    expect(hits.get('/effect')).toBe(2);
+    expect(hits.get('/after')).toBe(1);
+    expect(attempt).toBe(2);
+    // The trace is the completing attempt's: each block once, no failed span.
+    expect(spans).toEqual(['call:success', 'after:success', 'r:success']);
+  });
+
+  it("is not a failure a loop's error edge takes", async () => {
+    const { done, attempt } = await loseFirstCheckpoint({
+      blocks: [
+        {
+          id: 'each',
+          type: 'loop',
+          count: 2,
+          blocks: [{ id: 'call', type: 'http', url: `${base}/loop?i=<loop.index>` }],
+          edges: [],
+        },
+        { id: 'ok', type: 'response', data: 'ok' },
+        { id: 'caught', type: 'response', data: 'caught' },
+      ],
+      edges: [
+        { from: 'each', to: 'ok' },
+        { from: 'each', to: 'caught', branch: 'error' },
+      ],
+    });
+    expect(done.status).toBe('completed');
+    expect(done.output).toBe('ok');
+    expect(attempt).toBe(2);
+    // The iteration whose record was lost ran again; the other ran once.
+    expect(hits.get('/loop?i=0')).toBe(2);
+    expect(hits.get('/loop?i=1')).toBe(1);
+  });
+
+  it("rolls a table block's writes back with its record, and writes them once on the retry", async () => {
+    const api = tablesApi(svc, tenant.key, tenant.workspace.id);
+    const table = await makeTable(api, [
+      { name: 'email', type: 'string', required: true },
+      { name: 'n', type: 'number' },
+    ]);
+    const { done, attempt } = await loseFirstCheckpoint({
+      blocks: [
+        { id: 'add', type: 'table', operation: 'insert', table: table.id, rows: [{ email: 'a@x.io', n: 1 }] },
+        { id: 'r', type: 'response', data: 'written' },
+      ],
+      edges: [{ from: 'add', to: 'r' }],
+    });
+    expect(done.status).toBe('completed');
+    expect(attempt).toBe(2);
+    const rows = await api.query(table.id);
+    expectOk(rows);
+    expect(rows.body.data.rows.map((r: { data: unknown }) => r.data)).toEqual([{ email: 'a@x.io', n: 1 }]);
+  });
+
+  it("keeps a block's own refused connection a failure of the run", async () => {
+    // The same error code as a lost database (ECONNREFUSED), but from the block's target.
+    const closed = createServer();
+    closed.listen(0, '127.0.0.1');
+    await once(closed, 'listening');
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((r) => closed.close(r));
+    const wf = await deployWorkflow(svc.admin, tenant.workspace.id, {
+      blocks: [{ id: 'call', type: 'http', url: `http://127.0.0.1:${port}/gone` }],
+      edges: [],
+    });
+    const started = await svc.call('POST', `/api/workflows/${wf}/execute`, {
+      key: tenant.key,
+      body: { async: true },
+    });
+    const done = await pollJob(svc.call, tenant.key, started.body.taskId, 800);
+    expect(done.body.status).toBe('failed');
+    expect(done.body.error).toMatch(/Block "call" failed/);
+    const detail = await svc.admin.executions.get.query({ id: started.body.taskId });
+    expect(detail.attempt).toBe(1);
+  });
+});
