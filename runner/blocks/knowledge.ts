@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { knowledgeSearchRequest, searchKnowledge } from '../../db/knowledge/search.ts';
 import { ServiceError } from '../../errors.ts';
 import { rerankResults } from '../embeddings/rerank.ts';
+import { lostDatabase } from '../executor/abandon.ts';
 import { type BlockType, describeServiceError } from './block.ts';
 
 const schema = z
@@ -47,20 +48,33 @@ export const knowledgeBlock: BlockType<KnowledgeConfig> = {
       const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
       throw new Error(`Invalid knowledge search: ${issues.join('; ')}`);
     }
+    // The query's embedding and the reranking go to model servers, whose refusals look like a lost
+    // database's: a failure there is the block's.
+    let outside = false;
     try {
       const found = await searchKnowledge(
         ctx.db,
-        (model, query) => ctx.embedders.get(model).embedQuery(query),
+        (model, query) =>
+          ctx.embedders
+            .get(model)
+            .embedQuery(query)
+            .catch((err: unknown) => {
+              outside = true;
+              throw err;
+            }),
         ctx.workspaceId,
         parsed.data,
       );
+      outside = true;
       const { rerank } = parsed.data;
       const results = rerank
         ? await rerankResults(ctx.embedders.reranker, rerank, found.query, found.results)
         : found.results;
       return { output: { results, totalResults: results.length } };
     } catch (err) {
-      throw err instanceof ServiceError ? new Error(describeServiceError(err)) : err;
+      if (err instanceof ServiceError) throw new Error(describeServiceError(err));
+      // Failed in the search's statements: our database's.
+      throw outside ? err : lostDatabase(err);
     }
   },
 };

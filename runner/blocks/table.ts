@@ -16,6 +16,7 @@ import {
   upsertRow,
 } from '../../db/tables/tables.ts';
 import { ServiceError } from '../../errors.ts';
+import { lostDatabase } from '../executor/abandon.ts';
 import { type BlockContext, type BlockType, describeServiceError } from './block.ts';
 
 // A field may hold a reference, resolved to its value only when the block runs.
@@ -74,8 +75,8 @@ export const tableBlock: BlockType<TableConfig> = {
   type: 'table',
   schema,
   async run(config, ctx) {
-    const ref = await resolveTable(ctx, config.table);
     try {
+      const ref = await resolveTable(ctx, config.table);
       switch (config.operation) {
         case 'query':
           return {
@@ -98,7 +99,8 @@ export const tableBlock: BlockType<TableConfig> = {
           return { output: await upsertRow(ctx.db, ref, config.data, config.conflictTarget) };
       }
     } catch (err) {
-      throw err instanceof ServiceError ? new Error(describe(config.table, err)) : err;
+      // Every statement of this block goes to our database: losing it is the runner's loss.
+      throw err instanceof ServiceError ? new Error(describe(config.table, err)) : lostDatabase(err);
     }
   },
 };

@@ -5,9 +5,9 @@
 
 import { approvalBranch } from '../blocks/approval.ts';
 import type { BlockConfig, Edge, Graph } from '../blocks/block.ts';
+import { AttemptAbandoned } from './abandon.ts';
 import { ParkSignal } from './park.ts';
 import {
-  AttemptAbandoned,
   type ExecutionRequest,
   type ExecutionResult,
   type ExecutorDeps,

@@ -3,6 +3,7 @@
 // execute.ts through the Run).
 import type { BlockConfig, BlockContext, BlockResult } from '../blocks/block.ts';
 import { BLOCK_TYPES } from '../blocks/index.ts';
+import { AttemptAbandoned, recording } from './abandon.ts';
 import {
   type Checkpoint,
   type CheckpointStore,
@@ -15,7 +16,6 @@ import { PARK_AFTER_MS, ParkSignal, type PendingRetry } from './park.ts';
 import { type ResolveScope, resolveValue, substituteIntoCode } from './references.ts';
 import { retryPolicy, waitInProcess, withRetries } from './retry.ts';
 import {
-  AttemptAbandoned,
   abortMessage,
   addTo,
   addUsage,
@@ -24,7 +24,6 @@ import {
   nowMs,
   type Run,
   RunFailure,
-  recording,
   type Tally,
 } from './run.ts';
 import { type Span, traceValue } from './trace.ts';

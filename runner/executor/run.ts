@@ -1,7 +1,6 @@
 // The state one execution carries through its graphs and blocks (runner/executor/execute.ts walks the
 // graphs, runner/executor/run-block.ts runs each block), and the types the runner sees.
 import type { Queryable } from '../../db/client.ts';
-import { isDatabaseUnavailable } from '../../db/unavailable.ts';
 import type { Graph, RunnerSettings } from '../blocks/block.ts';
 import type { Embedders } from '../embeddings/embedder.ts';
 import type { FunctionPool } from '../sandbox/pool.ts';
@@ -76,27 +75,6 @@ export interface ExecutionResult {
 
 /** A failure that ends the run: the block that failed and why. */
 export class RunFailure extends Error {}
-
-/**
- * Not the run's failure but the runner's: the database went away while a block's checkpoint was
- * being recorded. The attempt stops without an outcome and the queue retries the execution, which
- * resumes from the checkpoints that were recorded (a block whose checkpoint was lost runs again).
- * Nothing converts it into a block error: no retry policy, `error` edge or loop takes it.
- */
-export class AttemptAbandoned extends Error {
-  constructor(cause: unknown) {
-    super(`The database went away while recording a checkpoint: ${(cause as Error).message}`, { cause });
-  }
-}
-
-/** A checkpoint's write, with the database going away turned into AttemptAbandoned. */
-export async function recording<T>(write: Promise<T>): Promise<T> {
-  try {
-    return await write;
-  } catch (err) {
-    throw isDatabaseUnavailable(err) ? new AttemptAbandoned(err) : err;
-  }
-}
 
 /** What one block cost, for its checkpoint (the run's total is added to as well). */
 export type Tally = { total: number; models: Record<string, ModelUsage> };

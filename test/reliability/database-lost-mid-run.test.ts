@@ -1,14 +1,16 @@
-// The database lost while a runner records a block's checkpoint: the runner abandons the attempt
-// (the job goes back to the queue) instead of failing the execution, and the retry finishes it.
-// The loss is made exact, not timed: the checkpoint table is locked before the execution starts, so
-// the runner's first checkpoint insert waits; then the backend running it is terminated, as a restart
-// or failover terminates it, and the lock is let go.
+// The database lost during a run, while a runner records a block's checkpoint or while a block that
+// uses only our database runs (table, a knowledge search's statements): the runner abandons the
+// attempt (the job goes back to the queue) instead of failing the execution, and the retry finishes
+// it. The loss is made exact, not timed: a table the statement needs is locked before the execution
+// starts, so the runner's statement waits there; then the backend running it is terminated, as a
+// restart or failover terminates it, and the lock is let go.
 // pg_terminate_backend needs a server database: the TEST_DATABASE_URL pass.
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Db, openPostgres } from '../../db/client.ts';
+import { ingest } from '../api/knowledge-helpers.ts';
 import { expectOk, makeTable, tablesApi } from '../api/tables-helpers.ts';
 import { createTenant, startTestService, type Tenant, type TestService } from '../helpers/service.ts';
 import { deployWorkflow, pollJob } from '../helpers/workflows.ts';
@@ -24,7 +26,7 @@ async function until<T>(probe: () => Promise<T | undefined>, what: string): Prom
   throw new Error(`timed out waiting for ${what}`);
 }
 
-describe.runIf(serverDatabase)('database lost while a checkpoint is recorded', () => {
+describe.runIf(serverDatabase)('database lost during a run', () => {
   let svc: TestService;
   let tenant: Tenant;
   let operator: Db;
@@ -33,7 +35,11 @@ describe.runIf(serverDatabase)('database lost while a checkpoint is recorded', (
   const hits = new Map<string, number>();
 
   beforeAll(async () => {
-    svc = await startTestService({ HTTP_ALLOW_LIST: '127.0.0.1' }, { runner: true });
+    svc = await startTestService(
+      // Searches go to the index: the postings' load would be a statement on the locked table too.
+      { HTTP_ALLOW_LIST: '127.0.0.1', KNOWLEDGE_INDEX_MEMORY_MB: '0' },
+      { runner: true },
+    );
     tenant = await createTenant(svc.admin, { plan: 'enterprise' });
     operator = openPostgres(svc.config.DATABASE_URL as string, { max: 2 });
     target = createServer((req, res) => {
@@ -54,14 +60,19 @@ describe.runIf(serverDatabase)('database lost while a checkpoint is recorded', (
   });
 
   /**
-   * Runs the workflow with its first checkpoint write lost: execution_checkpoints takes no insert
-   * until the backend whose insert waits there is terminated. Answers the execution's end and detail.
+   * Runs the workflow with one statement's connection lost: `lock` keeps the statement waiting, and
+   * the backend whose statement (`waiting`, an ILIKE pattern) waits on it is terminated. Answers the
+   * execution's end and detail.
    */
-  async function loseFirstCheckpoint(definition: unknown) {
+  async function loseStatement(
+    definition: unknown,
+    lock = 'lock table execution_checkpoints in exclusive mode',
+    waiting = 'insert into execution_checkpoints%',
+  ) {
     const wf = await deployWorkflow(svc.admin, tenant.workspace.id, definition);
     let id = '';
     await operator.transaction(async (tx) => {
-      await tx.query('lock table execution_checkpoints in exclusive mode');
+      await tx.query(lock);
       const started = await svc.call('POST', `/api/workflows/${wf}/execute`, {
         key: tenant.key,
         body: { async: true },
@@ -71,11 +82,11 @@ describe.runIf(serverDatabase)('database lost while a checkpoint is recorded', (
       await until(async () => {
         const rows = await operator.query<{ terminated: boolean }>(
           `select pg_terminate_backend(pid) as terminated from pg_stat_activity
-            where datname = current_database() and wait_event_type = 'Lock'
-              and query ilike 'insert into execution_checkpoints%'`,
+            where datname = current_database() and wait_event_type = 'Lock' and query ilike $1`,
+          [waiting],
         );
         return rows.some((r) => r.terminated) ? true : undefined;
-      }, 'a checkpoint insert waiting on the lock');
+      }, `a statement like ${waiting} waiting on the lock`);
     });
     const done = await pollJob(svc.call, tenant.key, id, 800);
     const detail = await svc.admin.executions.get.query({ id });
@@ -86,7 +97,7 @@ describe.runIf(serverDatabase)('database lost while a checkpoint is recorded', (
   }
 
   it('abandons the attempt, and the retry runs on from what was recorded', async () => {
-    const { done, attempt, spans } = await loseFirstCheckpoint({
+    const { done, attempt, spans } = await loseStatement({
       blocks: [
         { id: 'call', type: 'http', url: `${base}/effect` },
         { id: 'after', type: 'http', url: `${base}/after` },
@@ -108,7 +119,7 @@ describe.runIf(serverDatabase)('database lost while a checkpoint is recorded', (
   });
 
   it("is not a failure a loop's error edge takes", async () => {
-    const { done, attempt } = await loseFirstCheckpoint({
+    const { done, attempt } = await loseStatement({
       blocks: [
         {
           id: 'each',
@@ -139,7 +150,7 @@ describe.runIf(serverDatabase)('database lost while a checkpoint is recorded', (
       { name: 'email', type: 'string', required: true },
       { name: 'n', type: 'number' },
     ]);
-    const { done, attempt } = await loseFirstCheckpoint({
+    const { done, attempt } = await loseStatement({
       blocks: [
         { id: 'add', type: 'table', operation: 'insert', table: table.id, rows: [{ email: 'a@x.io', n: 1 }] },
         { id: 'r', type: 'response', data: 'written' },
@@ -151,6 +162,52 @@ describe.runIf(serverDatabase)('database lost while a checkpoint is recorded', (
     const rows = await api.query(table.id);
     expectOk(rows);
     expect(rows.body.data.rows.map((r: { data: unknown }) => r.data)).toEqual([{ email: 'a@x.io', n: 1 }]);
+  });
+
+  it("abandons the attempt when a table block's query loses the database", async () => {
+    const api = tablesApi(svc, tenant.key, tenant.workspace.id);
+    const table = await makeTable(api, [{ name: 'email', type: 'string', required: true }]);
+    expectOk(await api.insert(table.id, { data: { email: 'q@x.io' } }));
+    const { done, attempt } = await loseStatement(
+      {
+        blocks: [
+          { id: 'read', type: 'table', operation: 'query', table: table.id, filter: {} },
+          { id: 'r', type: 'response', data: { rows: '<read.rows>' } },
+        ],
+        edges: [{ from: 'read', to: 'r' }],
+      },
+      'lock table table_rows in access exclusive mode',
+      'select%table_rows%',
+    );
+    expect(done.status).toBe('completed');
+    expect(attempt).toBe(2);
+    expect((done.output as { rows: { data: unknown }[] }).rows.map((r) => r.data)).toEqual([
+      { email: 'q@x.io' },
+    ]);
+  });
+
+  it("abandons the attempt when a knowledge search's statements lose the database", async () => {
+    const kb = await svc.admin.knowledge.create.mutate({ workspaceId: tenant.workspace.id, name: 'kb' });
+    const doc = await ingest(svc, tenant.key, kb.id, {
+      workspaceId: tenant.workspace.id,
+      name: 'stars.txt',
+      content: 'Telescopes gather starlight so astronomers can observe distant galaxies.',
+    });
+    expect(doc.processingStatus).toBe('completed');
+    const { done, attempt } = await loseStatement(
+      {
+        blocks: [
+          { id: 'search', type: 'knowledge', knowledgeBaseId: kb.id, query: 'telescopes starlight' },
+          { id: 'r', type: 'response', data: { found: '<search.totalResults>' } },
+        ],
+        edges: [{ from: 'search', to: 'r' }],
+      },
+      'lock table knowledge_chunks in access exclusive mode',
+      '%knowledge_chunks%',
+    );
+    expect(done.status).toBe('completed');
+    expect(attempt).toBe(2);
+    expect(done.output).toEqual({ found: 1 });
   });
 
   it("keeps a block's own refused connection a failure of the run", async () => {
