@@ -7,7 +7,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApi } from '../../api/start.ts';
 import { openPostgres } from '../../db/client.ts';
-import { configureVectorMemory, vectorMemory } from '../../db/knowledge/vector-memory.ts';
+import {
+  configureVectorMemory,
+  vectorMemory,
+  vectorMemoryOptions,
+} from '../../db/knowledge/vector-memory.ts';
 import { createLogger } from '../../logger.ts';
 import { embedLocal } from '../../runner/embeddings/local.ts';
 import { startEmbeddingServer } from '../helpers/openai-server.ts';
@@ -25,20 +29,35 @@ const small = { maxSize: 100, minSize: 10, overlap: 0 };
 const chunksPath = (kb: string, doc: string, chunk?: number | string) =>
   `/api/v1/knowledge/${kb}/documents/${doc}/chunks${chunk === undefined ? '' : `/${chunk}`}`;
 
+// One service for the file, its vector memory configured anew by each describe: every service is a
+// PGlite instance on the embedded run, and V8 aborts the process now and then when many WebAssembly
+// instances come and go in one (nodejs/node#64500: seen here with five in this file).
+let svc: TestService;
+let server: Awaited<ReturnType<typeof startEmbeddingServer>>;
+beforeAll(async () => {
+  server = await startEmbeddingServer();
+  svc = await startTestService({ OPENAI_BASE_URL: server.url }, { runner: true });
+});
+afterAll(async () => {
+  await svc?.close();
+  await server?.close();
+});
+
+/** Fresh postings for the describe's tests: loaded in the background, searches waiting up to 30 s. */
+const freshMemory = (options: { pageRows?: number; memoryBytes?: number } = {}) =>
+  configureVectorMemory(svc.db, { ...vectorMemoryOptions(svc.config), waitMs: 30_000, ...options });
+
 describe.each([
-  ['postings in memory', { KNOWLEDGE_INDEX_WAIT_MS: '30000' }, null],
+  ['postings in memory', {}],
   // Loads of many pages: the layout decided from the first rows, the later pages built in as they come.
-  ['postings in memory, read 8 rows a page', { KNOWLEDGE_INDEX_WAIT_MS: '30000' }, 8],
-  ['postings off', { KNOWLEDGE_INDEX_MEMORY_MB: '0' }, null],
-] as const)('knowledge search, %s', (_, env, pageRows) => {
-  let svc: TestService;
+  ['postings in memory, read 8 rows a page', { pageRows: 8 }],
+  ['postings off', { memoryBytes: 0 }],
+] as const)('knowledge search, %s', (_, memory) => {
   let tenant: Tenant;
   beforeAll(async () => {
-    svc = await startTestService(env, { runner: true });
-    if (pageRows) configureVectorMemory(svc.db, { waitMs: 30_000, pageRows });
+    freshMemory(memory);
     tenant = await createTenant(svc.admin, { plan: 'enterprise' });
   });
-  afterAll(() => svc?.close());
 
   async function baseWithProse() {
     const workspaceId = await createWorkspace(svc.admin, tenant);
@@ -149,10 +168,7 @@ describe.each([
       const { workspaceId, kb, doc } = await baseWithProse();
       // A second API on its own connections and memory: another process, as far as the postings go.
       const db = openPostgres(svc.config.DATABASE_URL as string, { max: 2 });
-      configureVectorMemory(db, {
-        waitMs: 30_000,
-        ...('KNOWLEDGE_INDEX_MEMORY_MB' in env ? { memoryBytes: 0 } : {}),
-      });
+      configureVectorMemory(db, { ...vectorMemoryOptions(svc.config), waitMs: 30_000, ...memory });
       const api = await startApi({ db, config: svc.config, log: createLogger('silent') });
       try {
         const search = async (query: string) => {
@@ -180,20 +196,10 @@ describe.each([
 });
 
 describe('knowledge search of dense vectors (a provider model)', () => {
-  let svc: TestService;
   let tenant: Tenant;
-  let server: Awaited<ReturnType<typeof startEmbeddingServer>>;
   beforeAll(async () => {
-    server = await startEmbeddingServer();
-    svc = await startTestService(
-      { OPENAI_BASE_URL: server.url, KNOWLEDGE_INDEX_WAIT_MS: '30000' },
-      { runner: true },
-    );
+    freshMemory();
     tenant = await createTenant(svc.admin, { plan: 'enterprise' });
-  });
-  afterAll(async () => {
-    await svc?.close();
-    await server?.close();
   });
 
   it('leaves them to the index, which answers', async () => {
@@ -224,13 +230,11 @@ describe('knowledge search of dense vectors (a provider model)', () => {
 });
 
 describe('knowledge search of long lexical chunks (the default chunking)', () => {
-  let svc: TestService;
   let tenant: Tenant;
   beforeAll(async () => {
-    svc = await startTestService({ KNOWLEDGE_INDEX_WAIT_MS: '30000' }, { runner: true });
+    freshMemory();
     tenant = await createTenant(svc.admin, { plan: 'enterprise' });
   });
-  afterAll(() => svc?.close());
 
   // Many distinct words, so that a chunk of up to 1,024 tokens sets well over a third of the values;
   // `marker` in the fifth of `length` paragraphs.
