@@ -42,7 +42,9 @@ export const serviceEnv = {
     .min(1)
     .max(200)
     .default(10)
-    .describe('Connections per process to `DATABASE_URL`'),
+    .describe(
+      'Connections per process to `DATABASE_URL` (each process may open one more: docs/operations.md)',
+    ),
   // Searches of lexical (sparse) embeddings are answered from postings each process keeps in memory
   // (db/knowledge/vector-memory.ts): 1.2 to 2.7 KB a chunk; bases beyond the budget use the HNSW index.
   KNOWLEDGE_INDEX_MEMORY_MB: z.coerce

@@ -5,7 +5,7 @@ import { forbidden, notFound } from '../errors.ts';
 import type { Principal } from './api-keys.ts';
 import type { Actor } from './audit-logs.ts';
 import { createBatcher } from './batcher.ts';
-import { isDb, type Queryable } from './client.ts';
+import { type Db, isDb, type Queryable } from './client.ts';
 import type { WorkspacePermission, WorkspaceRow } from './workspaces.ts';
 
 const RANK: Record<WorkspacePermission, number> = { read: 1, write: 2, admin: 3 };
@@ -36,13 +36,14 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 // work: under load that was one statement per request, the largest share of the admission path's
 // round trips. Requests arriving together read theirs in one statement (one batcher per database;
 // inside a transaction the read stays in the transaction, alone).
-const batchers = new WeakMap<Queryable, (ask: AccessAsk) => Promise<LoadedRow | undefined>>();
+const batchers = new WeakMap<Db, (ask: AccessAsk) => Promise<LoadedRow | undefined>>();
 
-function loader(db: Queryable) {
+function loader(db: Db) {
   let load = batchers.get(db);
   if (!load) {
     load = createBatcher(async (asks: AccessAsk[]) => {
-      const rows = await db.query<LoadedRow & { ask_ord: string }>(
+      // On the lane (client.ts onLane).
+      const rows = await db.pipelined<LoadedRow & { ask_ord: string }>(
         `select a.ask_ord, w.*, p.permission as user_permission
            from unnest($1::uuid[], $2::uuid[]) with ordinality as a(workspace_id, user_id, ask_ord)
            join workspaces w on w.id = a.workspace_id

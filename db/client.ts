@@ -57,6 +57,12 @@ export interface Db extends Queryable {
    * and its error is thrown. For statements that do not depend on each other's answers.
    */
   atomically(statements: readonly Statement[]): Promise<Row[][]>;
+  /**
+   * One statement on the process's lane: a connection of its own that statements share, pipelined
+   * one behind another, instead of each taking an idle connection of the pool. For the statements that
+   * batch many requests' work (see `lane`); embedded, the same as `query`.
+   */
+  pipelined<T = Row>(text: string, params?: readonly unknown[]): Promise<T[]>;
   /** Subscribes to a NOTIFY channel; resolves to the unsubscribe function. */
   listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
   notify(channel: string, payload: string): Promise<void>;
@@ -73,6 +79,25 @@ export interface Db extends Queryable {
 
 /** Whether a handle is the database (a pool, or the embedded instance) rather than an open transaction. */
 export const isDb = (q: Queryable): q is Db => 'atomically' in q;
+
+const lanes = new WeakMap<Db, Db>();
+
+/**
+ * The database whose `query` is its lane (Db.pipelined), for the batchers of the admission path (API
+ * key, rate tokens, workspace access): each batch is one statement for every request that arrived
+ * while the last was out, and three of them are in flight at most. On connections of the pool, each
+ * statement woke an idle backend and cost a socket write of its own: on the lane they go out one
+ * behind another, often in one write, and one backend wakes for them (upserts at concurrency 16: 1.43
+ * -> 1.16 socket writes a request, docs/performance.md).
+ */
+export function onLane(db: Db): Db {
+  let lane = lanes.get(db);
+  if (!lane) {
+    lane = { ...db, query: db.pipelined };
+    lanes.set(db, lane);
+  }
+  return lane;
+}
 
 /**
  * A transaction whose function resolved, though a statement in it failed (its error caught, and no
@@ -122,6 +147,9 @@ export function wrapPglite(pg: PGlite): Db {
     backend: 'pglite',
     pglite: pg,
     async query<T>(text: string, params: readonly unknown[] = []) {
+      return (await pg.query<T>(text, params as unknown[])).rows;
+    },
+    async pipelined<T>(text: string, params: readonly unknown[] = []) {
       return (await pg.query<T>(text, params as unknown[])).rows;
     },
     // PGlite serialises a transaction against every other query on the instance, so no interleaving.
@@ -190,33 +218,42 @@ function withSavepoints(tx: Omit<Queryable, 'transaction'>): Queryable {
   return self;
 }
 
+/** The pool's options, and the lane's. */
+const postgresOptions = {
+  onnotice: () => {},
+  // After a database restart the pool must come back at once: postgres.js's default backoff grows
+  // with every refused connection to 20 s, so requests kept hanging (and runners idle) for that
+  // long after the server was up again. A connect that hangs fails after 5 s instead of 30.
+  connect_timeout: 5,
+  backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1),
+  // Bigints arrive as strings from postgres.js and as numbers from PGlite: read both as numbers.
+  types: {
+    bigint: { to: 20, from: [20], serialize: (v: number) => String(v), parse: (v: string) => Number(v) },
+    // A string bound to a json/jsonb parameter is JSON text already, as PGlite takes it: stores pass
+    // JSON.stringify(...) to `$n::jsonb`. postgres.js would encode it again, storing a JSON string.
+    json: {
+      to: 114,
+      from: [114, 3802],
+      serialize: (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v)),
+      parse: (v: string) => JSON.parse(v),
+    },
+  },
+  connection: { application_name: 'workflow-service' },
+} satisfies postgres.Options<Record<string, postgres.PostgresType>>;
+
 /** Connects to a Postgres server; the pool is lazy, so the first query proves the URL. */
 export function openPostgres(url: string, options: { max?: number } = {}): Db {
-  const sql = postgres(url, {
-    max: options.max ?? 10,
-    onnotice: () => {},
-    // After a database restart the pool must come back at once: postgres.js's default backoff grows
-    // with every refused connection to 20 s, so requests kept hanging (and runners idle) for that
-    // long after the server was up again. A connect that hangs fails after 5 s instead of 30.
-    connect_timeout: 5,
-    backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1),
-    // Bigints arrive as strings from postgres.js and as numbers from PGlite: read both as numbers.
-    types: {
-      bigint: { to: 20, from: [20], serialize: (v: number) => String(v), parse: (v: string) => Number(v) },
-      // A string bound to a json/jsonb parameter is JSON text already, as PGlite takes it: stores pass
-      // JSON.stringify(...) to `$n::jsonb`. postgres.js would encode it again, storing a JSON string.
-      json: {
-        to: 114,
-        from: [114, 3802],
-        serialize: (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v)),
-        parse: (v: string) => JSON.parse(v),
-      },
-    },
-    connection: { application_name: 'workflow-service' },
-  });
+  const sql = postgres(url, { ...postgresOptions, max: options.max ?? 10 });
+  // The lane (Db.pipelined): opened on its first statement.
+  let lane: postgres.Sql | undefined;
+  const laneSql = () => {
+    lane ??= postgres(url, { ...postgresOptions, max: 1 });
+    return lane;
+  };
   return {
     backend: 'postgres',
     query: (text, params = []) => run(sql, text, params),
+    pipelined: (text, params = []) => run(laneSql(), text, params),
     // Without parameters postgres.js uses the simple protocol, which takes several statements.
     exec: async (script) => {
       await sql.unsafe(script);
@@ -296,7 +333,9 @@ export function openPostgres(url: string, options: { max?: number } = {}): Db {
       // Closing the session releases its lock.
       return () => conn.end({ timeout: 5 });
     },
-    close: () => sql.end({ timeout: 5 }),
+    close: async () => {
+      await Promise.all([sql.end({ timeout: 5 }), lane?.end({ timeout: 5 })]);
+    },
   };
 }
 

@@ -5,6 +5,7 @@
 import { createMiddleware } from 'hono/factory';
 import type { Principal } from '../../db/api-keys.ts';
 import { createBatcher } from '../../db/batcher.ts';
+import { onLane } from '../../db/client.ts';
 import { type BucketFigures, bucketFigures, takeRateTokens } from '../../db/rate-limits.ts';
 import { principalBillingContext } from '../../db/usage.ts';
 import { ServiceError } from '../../errors.ts';
@@ -20,10 +21,11 @@ export function rateLimitHeaders(f: BucketFigures): Record<string, string> {
 }
 
 export function apiRateLimit({ db, config, clock }: Pick<ApiDeps, 'db' | 'config' | 'clock'>) {
-  // Requests arriving together take their tokens together, in one statement.
+  // Requests arriving together take their tokens together, in one statement (on the lane: onLane).
+  const lane = onLane(db);
   const take = createBatcher(async (asks: { principal: Principal; wanted: number }[]) => {
     const states = await takeRateTokens(
-      db,
+      lane,
       asks.map((a) => {
         const ctx = principalBillingContext(a.principal);
         return { subject: ctx.subject, kind: 'api' as const, rate: ctx.limits.api, wanted: a.wanted };

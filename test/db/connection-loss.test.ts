@@ -292,6 +292,44 @@ describe.runIf(process.env.TEST_DATABASE_URL)('a connection the server closes', 
   });
 });
 
+describe.runIf(process.env.TEST_DATABASE_URL)('the lane (Db.pipelined)', () => {
+  let db: Db;
+  beforeAll(() => {
+    db = openPostgres(tdb.url as string, { max: POOL });
+  });
+  afterAll(() => db?.close());
+
+  const pidsOf = (rows: { pid: number }[][]) => new Set(rows.map(([row]) => row?.pid));
+
+  it("runs its statements one behind another on one connection, not the pool's", async () => {
+    const sleepy = 'select pg_backend_pid() as pid, pg_sleep(0.05) where $1::int >= 0';
+    const laned = await Promise.all(
+      Array.from({ length: 4 }, (_, i) => db.pipelined<{ pid: number }>(sleepy, [i])),
+    );
+    const pooled = await Promise.all(
+      Array.from({ length: 4 }, (_, i) => db.query<{ pid: number }>(sleepy, [i])),
+    );
+    expect(pidsOf(laned).size).toBe(1);
+    expect(pidsOf(pooled).size).toBe(POOL);
+    expect(pidsOf(pooled).has([...pidsOf(laned)][0] as number)).toBe(false);
+  });
+
+  it('loses only its statements when the server closes it, and answers again on a new one', async () => {
+    const before = (await db.pipelined<{ pid: number }>('select pg_backend_pid() as pid'))[0]?.pid;
+    const marker = `lane-victim-${crypto.randomUUID()}`;
+    const victim = within(db.pipelined(`select pg_sleep(5), '${marker}'`));
+    const behind = within(db.pipelined('select 1 as n'));
+    await terminateRunning(marker);
+    expect(await victim).toEqual({ error: 'CONNECTION_CLOSED' });
+    // The statement queued behind it on the lane settles too, either way, rather than hanging.
+    expect(await behind).not.toEqual({ hung: true });
+    const [after] = await db.pipelined<{ pid: number }>('select pg_backend_pid() as pid');
+    expect(after?.pid).toEqual(expect.any(Number));
+    expect(after?.pid).not.toBe(before);
+    await expectWholePool(db);
+  });
+});
+
 describe.skipIf(process.env.TEST_DATABASE_URL)('a connection the server closes (embedded PGlite)', () => {
   it.skip('has no server connections to lose: runs in the TEST_DATABASE_URL pass', () => {});
 });
