@@ -60,7 +60,7 @@ export interface Db extends Queryable {
   /**
    * One statement on the process's lane: a connection of its own that statements share, pipelined
    * one behind another, instead of each taking an idle connection of the pool. For the statements that
-   * batch many requests' work (see `lane`); embedded, the same as `query`.
+   * batch many requests' work (see onLane); embedded, the same as `query`.
    */
   pipelined<T = Row>(text: string, params?: readonly unknown[]): Promise<T[]>;
   /** Subscribes to a NOTIFY channel; resolves to the unsubscribe function. */
