@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertExecutions } from '../../db/executions.ts';
 import { QUEUES, WAKE_CHANNEL } from '../../jobs/queues.ts';
 import { createTenant, startTestService, type Tenant, type TestService } from '../helpers/service.ts';
+import { until as waitFor } from '../helpers/until.ts';
 import { deployWorkflow, pollJob } from '../helpers/workflows.ts';
 
 interface Received {
@@ -64,14 +65,8 @@ function verifies(secret: string, headers: IncomingHttpHeaders, body: string): b
 }
 
 /** Polls until `probe` returns something (each poll is real work: the runner delivers meanwhile). */
-async function until<T>(probe: () => Promise<T | undefined> | T | undefined, what: string): Promise<T> {
-  for (let i = 0; i < 600; i++) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
+const until = <T>(probe: () => Promise<T | undefined> | T | undefined, what: string) =>
+  waitFor(probe, what, { tries: 600, everyMs: 50 });
 
 const receivedAt = (path: string, count = 1) =>
   until(() => {

@@ -9,18 +9,13 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killAll, startServiceRunner } from '../helpers/runner-processes.ts';
 import { createTenant, startTestService, type Tenant, type TestService } from '../helpers/service.ts';
+import { until as waitFor } from '../helpers/until.ts';
 import { deployWorkflow } from '../helpers/workflows.ts';
 
 const serverDatabase = Boolean(process.env.TEST_DATABASE_URL);
 
-async function until<T>(probe: () => Promise<T | undefined> | T | undefined, what: string): Promise<T> {
-  for (let i = 0; i < 600; i++) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
+const until = <T>(probe: () => Promise<T | undefined> | T | undefined, what: string) =>
+  waitFor(probe, what, { tries: 600, everyMs: 25 });
 
 describe.runIf(serverDatabase)('cancel across processes', () => {
   let svc: TestService;

@@ -16,6 +16,7 @@ import {
   type Tenant,
   type TestService,
 } from '../helpers/service.ts';
+import { until as waitFor } from '../helpers/until.ts';
 import { deployWorkflow, pollJob } from '../helpers/workflows.ts';
 
 /** A local server whose requests to each path are recorded, with whether their connection closed early. */
@@ -52,14 +53,8 @@ function handle(req: IncomingMessage, res: ServerResponse) {
 }
 
 /** Polls until `probe` returns something (real work goes on meanwhile). */
-async function until<T>(probe: () => Promise<T | undefined> | T | undefined, what: string): Promise<T> {
-  for (let i = 0; i < 400; i++) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
+const until = <T>(probe: () => Promise<T | undefined> | T | undefined, what: string) =>
+  waitFor(probe, what, { tries: 400, everyMs: 25 });
 
 let svc: TestService;
 let tenant: Tenant;

@@ -9,18 +9,10 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exited, killAll, startServiceRunner } from '../helpers/runner-processes.ts';
 import { createTenant, startTestService, type Tenant, type TestService } from '../helpers/service.ts';
+import { until } from '../helpers/until.ts';
 import { deployWorkflow, pollJob } from '../helpers/workflows.ts';
 
 const serverDatabase = Boolean(process.env.TEST_DATABASE_URL);
-
-async function until<T>(probe: () => Promise<T | undefined> | T | undefined, what: string): Promise<T> {
-  for (let i = 0; i < 800; i++) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 describe.runIf(serverDatabase)('checkpoints across runner processes', () => {
   let svc: TestService;

@@ -10,16 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QUEUES } from '../../jobs/queues.ts';
 import { startChatServer } from '../helpers/openai-server.ts';
 import { createTenant, startTestService, type Tenant, type TestService } from '../helpers/service.ts';
+import { until } from '../helpers/until.ts';
 import { deployWorkflow, pollJob } from '../helpers/workflows.ts';
-
-async function until<T>(probe: () => Promise<T | undefined> | T | undefined, what: string): Promise<T> {
-  for (let i = 0; i < 800; i++) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 describe('checkpoints', () => {
   let svc: TestService;

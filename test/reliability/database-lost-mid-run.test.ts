@@ -6,33 +6,24 @@
 // restart or failover terminates it, and the lock is let go.
 // pg_terminate_backend needs a server database: the TEST_DATABASE_URL pass.
 import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Db, openPostgres } from '../../db/client.ts';
 import { ingest } from '../api/knowledge-helpers.ts';
 import { expectOk, makeTable, tablesApi } from '../api/tables-helpers.ts';
 import { createTenant, startTestService, type Tenant, type TestService } from '../helpers/service.ts';
+import { startTargetServer, type TargetServer } from '../helpers/target-server.ts';
+import { until } from '../helpers/until.ts';
 import { deployWorkflow, pollJob } from '../helpers/workflows.ts';
 
 const serverDatabase = Boolean(process.env.TEST_DATABASE_URL);
-
-async function until<T>(probe: () => Promise<T | undefined>, what: string): Promise<T> {
-  for (let i = 0; i < 800; i++) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 describe.runIf(serverDatabase)('database lost during a run', () => {
   let svc: TestService;
   let tenant: Tenant;
   let operator: Db;
-  let target: Server;
-  let base: string;
-  const hits = new Map<string, number>();
+  let target: TargetServer;
 
   beforeAll(async () => {
     svc = await startTestService(
@@ -42,19 +33,10 @@ describe.runIf(serverDatabase)('database lost during a run', () => {
     );
     tenant = await createTenant(svc.admin, { plan: 'enterprise' });
     operator = openPostgres(svc.config.DATABASE_URL as string, { max: 2 });
-    target = createServer((req, res) => {
-      const path = req.url ?? '/';
-      hits.set(path, (hits.get(path) ?? 0) + 1);
-      res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify({ hit: path }));
-    });
-    target.listen(0, '127.0.0.1');
-    await once(target, 'listening');
-    base = `http://127.0.0.1:${(target.address() as AddressInfo).port}`;
+    target = await startTargetServer();
   });
   afterAll(async () => {
-    target?.closeAllConnections();
-    await new Promise((r) => target?.close(r));
+    await target?.close();
     await operator?.close();
     await svc?.close();
   });
@@ -99,8 +81,8 @@ describe.runIf(serverDatabase)('database lost during a run', () => {
   it('abandons the attempt, and the retry runs on from what was recorded', async () => {
     const { done, attempt, spans } = await loseStatement({
       blocks: [
-        { id: 'call', type: 'http', url: `${base}/effect` },
-        { id: 'after', type: 'http', url: `${base}/after` },
+        { id: 'call', type: 'http', url: `${target.base}/effect` },
+        { id: 'after', type: 'http', url: `${target.base}/after` },
         { id: 'r', type: 'response', data: { first: '<call.data.hit>', second: '<after.data.hit>' } },
       ],
       edges: [
@@ -111,8 +93,8 @@ describe.runIf(serverDatabase)('database lost during a run', () => {
     expect(done.status).toBe('completed');
     expect(done.output).toEqual({ first: '/effect', second: '/after' });
     // The first call's record was lost, so the retry ran it again; what followed it ran once.
-    expect(hits.get('/effect')).toBe(2);
-    expect(hits.get('/after')).toBe(1);
+    expect(target.hits.get('/effect')).toBe(2);
+    expect(target.hits.get('/after')).toBe(1);
     expect(attempt).toBe(2);
     // The trace is the completing attempt's: each block once, no failed span.
     expect(spans).toEqual(['call:success', 'after:success', 'r:success']);
@@ -125,7 +107,7 @@ describe.runIf(serverDatabase)('database lost during a run', () => {
           id: 'each',
           type: 'loop',
           count: 2,
-          blocks: [{ id: 'call', type: 'http', url: `${base}/loop?i=<loop.index>` }],
+          blocks: [{ id: 'call', type: 'http', url: `${target.base}/loop?i=<loop.index>` }],
           edges: [],
         },
         { id: 'ok', type: 'response', data: 'ok' },
@@ -140,8 +122,8 @@ describe.runIf(serverDatabase)('database lost during a run', () => {
     expect(done.output).toBe('ok');
     expect(attempt).toBe(2);
     // The iteration whose record was lost ran again; the other ran once.
-    expect(hits.get('/loop?i=0')).toBe(2);
-    expect(hits.get('/loop?i=1')).toBe(1);
+    expect(target.hits.get('/loop?i=0')).toBe(2);
+    expect(target.hits.get('/loop?i=1')).toBe(1);
   });
 
   it("rolls a table block's writes back with its record, and writes them once on the retry", async () => {
