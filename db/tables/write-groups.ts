@@ -62,8 +62,6 @@ export async function writeTable<T>(
   });
 }
 
-/** A transaction has no `backend`: only a database's writes are grouped. */
-
 // A unique slot taken after all (the lock makes it moot): a 400, not a 500.
 const asWriteError = (err: unknown) =>
   isSlotTaken(err)
