@@ -1,6 +1,7 @@
 // Builds the public REST API as a Hono app (no listening here: tests call app.request()).
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { requestId } from 'hono/request-id';
+import { readAccessAhead } from '../db/access.ts';
 import { healthRoutes } from '../http/health.ts';
 import { requestLog } from '../http/request-log.ts';
 import { createEmbedders } from '../runner/embeddings/index.ts';
@@ -61,6 +62,7 @@ export function createApp(deps: ApiDeps) {
   const guards: Guards = {
     idempotency: idempotency(deps, streamReplayer(deps)),
     rateLimit: apiRateLimit(deps),
+    readAccessAhead: (principal, workspaceId) => readAccessAhead(deps.db, principal, workspaceId),
   };
   // Inbound webhooks authenticate by the secret token in their URL (and a signature), not a key.
   app.route('/', webhookRoutes(deps, guards));

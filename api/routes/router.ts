@@ -11,8 +11,9 @@
 // failures become the same 400 `{error, details}` as the `defaultHook`, which covers any validator
 // zod-openapi still runs.
 import { OpenAPIHono, type RouteConfig, type RouteHandler } from '@hono/zod-openapi';
-import type { Handler, MiddlewareHandler } from 'hono';
+import type { Context, Handler, MiddlewareHandler } from 'hono';
 import { z } from 'zod';
+import type { Principal } from '../../db/api-keys.ts';
 import type { ApiEnv } from '../context.ts';
 import { invalidRequest, jsonBody, queryParams } from '../middleware/validate.ts';
 import { idempotencyHeaders } from '../openapi/components.ts';
@@ -24,6 +25,11 @@ export interface Guards {
   idempotency: MiddlewareHandler<ApiEnv>;
   /** The /api/v1 bucket: on every route of a router made with `rateLimited`. */
   rateLimit: MiddlewareHandler<ApiEnv>;
+  /**
+   * Sends the read of the caller's access to the workspace a valid request names, for its route's
+   * check (db/access.ts readAccessAhead): called before the bucket's take, so that both leave together.
+   */
+  readAccessAhead?: (principal: Principal, workspaceId: string) => void;
 }
 
 // Path parameters reported under another name than their place in the path (`{id}` of a knowledge
@@ -49,18 +55,63 @@ function bodySchemaOf(request: RequestParts | undefined): z.ZodType | undefined 
   return schema instanceof z.ZodType ? schema : undefined;
 }
 
+/** Validates a request: hands the parsed parts to `c.req.valid()`, answers the workspace it names. */
+type Validation = (c: Context<ApiEnv>) => Promise<{ workspaceId?: unknown }>;
+
 /** Validates path, query and body, in that order, and hands the parsed values to `c.req.valid()`. */
-function requestValidator(request: RequestParts): MiddlewareHandler<ApiEnv> | undefined {
+function requestValidation(request: RequestParts): Validation | undefined {
   const params = request.params instanceof z.ZodObject ? request.params : undefined;
   const query = request.query instanceof z.ZodType ? request.query : undefined;
   const body = bodySchemaOf(request);
   if (!params && !query && !body) return undefined;
-  return async (c, next) => {
+  return async (c) => {
+    let named: { workspaceId?: unknown } = {};
     if (params) c.req.addValidatedData('param', pathParams(params, c.req.param()) as object);
-    if (query) c.req.addValidatedData('query', queryParams(c, query) as object);
-    if (body) c.req.addValidatedData('json', (await jsonBody(c, body)) as object);
-    await next();
+    if (query) {
+      const values = queryParams(c, query) as object;
+      c.req.addValidatedData('query', values);
+      named = values;
+    }
+    if (body) {
+      const values = (await jsonBody(c, body)) as object;
+      c.req.addValidatedData('json', values);
+      if (named.workspaceId === undefined) named = values;
+    }
+    return named;
   };
+}
+
+/**
+ * A rate-limited route's validation, split around the bucket's take: the request is validated
+ * first, and a valid one's workspace access read sent (Guards.readAccessAhead) in the same turn of
+ * the event loop as the take, both on the lane (db/client.ts onLane); a refusal is kept and answered
+ * after the take, where clients have always met it (an invalid request takes its token).
+ */
+function validatedAroundTake(
+  validate: Validation,
+  readAhead: Guards['readAccessAhead'],
+): [MiddlewareHandler<ApiEnv>, MiddlewareHandler<ApiEnv>] {
+  const refusals = new WeakMap<Context<ApiEnv>, { error: unknown }>();
+  return [
+    async (c, next) => {
+      let named: { workspaceId?: unknown } = {};
+      try {
+        named = await validate(c);
+      } catch (error) {
+        refusals.set(c, { error });
+      }
+      // Routes without a key (inbound webhooks) have no principal, and no workspace access to read.
+      const principal = c.get('principal') as Principal | undefined;
+      if (readAhead && principal && typeof named.workspaceId === 'string')
+        readAhead(principal, named.workspaceId);
+      await next();
+    },
+    async (c, next) => {
+      const refused = refusals.get(c);
+      if (refused) throw refused.error;
+      await next();
+    },
+  ];
 }
 
 function pathParams(schema: z.ZodObject, values: Record<string, string>): unknown {
@@ -116,11 +167,29 @@ export class Router {
     ];
   }
 
+  /** The guards of an operation and its validation: around the take when rate-limited (validatedAroundTake). */
+  #validatedGuardsOf(route: ScopedRoute): MiddlewareHandler<ApiEnv>[] {
+    const validate = route.request ? requestValidation(route.request) : undefined;
+    const guards = this.#guardsOf(route);
+    if (!validate) return guards;
+    if (!this.#rateLimited) {
+      return [
+        ...guards,
+        async (c, next) => {
+          await validate(c);
+          await next();
+        },
+      ];
+    }
+    const [validating, answering] = validatedAroundTake(validate, this.#guards.readAccessAhead);
+    // The bucket is the last guard (#guardsOf): the validation goes just before it, its refusal just after.
+    return [...guards.slice(0, -1), validating, ...guards.slice(-1), answering];
+  }
+
   /** An operation: documented, guarded, validated, and answered by a handler typed by its route. */
   openapi<R extends ScopedRoute>(route: R, handler: RouteHandler<R, ApiEnv>): this {
     this.app.openAPIRegistry.registerPath(documented(route));
-    const validator = route.request ? requestValidator(route.request) : undefined;
-    const middleware = [...this.#guardsOf(route), ...(validator ? [validator] : [])];
+    const middleware = this.#validatedGuardsOf(route);
     // zod-openapi registers the handler; the document already holds the route, and the request
     // parts are validated above, so the copy it gets is hidden and has none.
     const { request: _validatedAbove, scope: _guardedAbove, ...rest } = route;

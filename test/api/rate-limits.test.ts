@@ -254,6 +254,38 @@ describe('the /api/v1 bucket', () => {
     expect((await list()).status).toBe(403);
   });
 
+  it('answers an invalid request after taking its token, and an empty bucket before judging the input', async () => {
+    // A request is validated (and its workspace access read) beside the take, but its refusal is
+    // answered after it, where it always was: an invalid request counts, and 429 comes before 400.
+    const { tenant } = await tenantWithLimits({ api: { requestsPerMinute: 120, maxBurst: 2 } }, 'team');
+    const create = (schema: unknown) =>
+      svc.call('POST', '/api/v1/tables', {
+        key: tenant.key,
+        body: { workspaceId: tenant.workspace.id, name: 'people', schema },
+      });
+    const invalid = await create({ columns: [{ name: 'n', type: 'no-such-type' }] });
+    expect(invalid.status).toBe(400);
+    expect(invalid.headers.get('X-RateLimit-Remaining')).toBe('1');
+    const made = await create({ columns: [{ name: 'n', type: 'number' }] });
+    expect(made.status).toBe(200);
+    expect(made.headers.get('X-RateLimit-Remaining')).toBe('0');
+    const limited = await create({ columns: [{ name: 'n', type: 'no-such-type' }] });
+    expect(limited.status).toBe(429);
+    const malformed = await svc.app.request('/api/v1/tables', {
+      method: 'POST',
+      headers: { 'X-API-Key': tenant.key, 'Content-Type': 'application/json' },
+      body: '{"workspaceId": ',
+    });
+    expect(malformed.status).toBe(429);
+    // Only the valid request wrote anything.
+    advance(1_000);
+    const tables = await svc.call('GET', '/api/v1/tables', {
+      key: tenant.key,
+      query: { workspaceId: tenant.workspace.id },
+    });
+    expect(tables.body.data.tables.map((t: { name: string }) => t.name)).toEqual(['people']);
+  });
+
   it('sends no rate-limit headers to an unauthenticated request', async () => {
     const res = await svc.call('GET', '/api/v1/audit-logs', { key: 'sk-service-nope' });
     expect(res.status).toBe(401);
