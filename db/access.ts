@@ -68,9 +68,14 @@ const aheads = new WeakMap<Principal, { db: Db; workspaceId: string; row: Promis
 
 const userOf = (principal: Principal) => (principal.type === 'personal' ? principal.userId : null);
 
-/** Sends the read of the caller's access to a workspace now, for the request's own check to use. */
+/**
+ * Sends the read of the caller's access to a workspace now, for the request's own check to use. Not
+ * on the embedded database: it runs one statement at a time in process, so there is no round trip
+ * to share, and a read the route then does not use (an audit-log page checks membership instead)
+ * would be pure cost.
+ */
 export function readAccessAhead(db: Db, principal: Principal, workspaceId: string): void {
-  if (!UUID.test(workspaceId)) return;
+  if (db.backend !== 'postgres' || !UUID.test(workspaceId)) return;
   const row = loader(db)({ workspaceId, userId: userOf(principal) });
   // Awaited by the check, if the route makes one; a failure meanwhile must not count as unhandled.
   row.catch(() => {});
