@@ -11,8 +11,10 @@
 //   ratio is printed (the first round's API is cold: its CPU an upsert falls by a third by the third).
 //   Each round also reads the table as many times through the same API and load generator (GET
 //   /api/v1/tables/{id}: admission and one statement): what a request costs this stack before it
-//   writes anything, the ceiling the upserts are read against.
+//   writes anything, the ceiling the upserts are read against; and the raw side's INSERTs again, each
+//   behind a bare Hono route over HTTP from the same load generator: what HTTP alone costs them.
 // BENCH_TABLE_ROWS sizes the insert (default 200,000); BENCH_PART=upsert runs the upserts alone.
+import { Hono } from 'hono';
 import { startApi } from '../api/start.ts';
 import { setOrganizationPlan } from '../db/organizations.ts';
 import { setQuotas } from '../db/quotas.ts';
@@ -143,6 +145,22 @@ try {
   }
   if (!upsertsOnly) await insertAndUpdate();
 
+  // The same single-row INSERTs as the raw side, but each behind a bare Hono route over HTTP, sent by
+  // the same load generator: what HTTP alone costs an INSERT, with no admission and no table logic.
+  let httpPosition = 100_000_000;
+  const bare = await listen(
+    new Hono().post('/insert', async (c) => {
+      const { data } = (await c.req.json()) as { data: unknown };
+      await db.query(
+        `insert into table_rows (id, table_id, position, data) values (gen_random_uuid(), $1, $2, $3::jsonb)`,
+        [raw, ++httpPosition, JSON.stringify(data)],
+      );
+      return c.json({ ok: true });
+    }),
+    0,
+    '127.0.0.1',
+  );
+
   // Upserts on a unique column: half insert new rows, half update existing ones.
   const accounts = await createTable('accounts', [
     { name: 'email', type: 'string', unique: true },
@@ -153,6 +171,7 @@ try {
   const oursRates: number[] = [];
   const rawRates: number[] = [];
   const readRates: number[] = [];
+  const bareRates: number[] = [];
   for (let round = 0; round < UPSERT_ROUNDS; round++) {
     const { rate } = await load(
       {
@@ -193,11 +212,27 @@ try {
       UPSERTS,
       16,
     );
+    const { rate: bareRate } = await load(
+      {
+        url: `${bare.url}/insert`,
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({
+          data: { email: `bare${round}-{{run}}-user{{i}}@example.com`, visits: '{{i}}' },
+        }).replace('"{{i}}"', '{{i}}'),
+        indexed: true,
+      },
+      UPSERTS,
+      16,
+    );
     oursRates.push(rate);
     rawRates.push(rawRate);
     readRates.push(readRate);
+    bareRates.push(bareRate);
     console.log(
-      `upsert round ${round + 1}: ours ${rate.toFixed(0)}/s, raw ${rawRate.toFixed(0)}/s, ratio ${(rate / rawRate).toFixed(3)}; table reads ${readRate.toFixed(0)}/s, upserts ÷ reads ${(rate / readRate).toFixed(3)}`,
+      `upsert round ${round + 1}: ours ${rate.toFixed(0)}/s, raw ${rawRate.toFixed(0)}/s, ratio ${(rate / rawRate).toFixed(3)}; ` +
+        `table reads ${readRate.toFixed(0)}/s (upserts ÷ reads ${(rate / readRate).toFixed(3)}); ` +
+        `INSERTs behind a bare route ${bareRate.toFixed(0)}/s (÷ raw ${(bareRate / rawRate).toFixed(3)}, upserts ÷ them ${(rate / bareRate).toFixed(3)})`,
     );
   }
   results.push({
@@ -214,9 +249,17 @@ try {
     baseline: median(readRates),
     higherIsBetter: true,
   });
+  results.push({
+    measure: `upsert, concurrency 16 (rows/s), against the raw INSERT behind a bare HTTP route (requests/s)`,
+    ours: median(oursRates),
+    baselineName: 'a Hono route doing the raw single-row INSERT, same load generator',
+    baseline: median(bareRates),
+    higherIsBetter: true,
+  });
 
   await api.close();
   await server.close();
+  await bare.close();
   printTable('User tables (Postgres on this machine)', results);
 } finally {
   await svc.dispose();
