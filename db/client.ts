@@ -143,15 +143,14 @@ export async function openPglite(options: { dataDir?: string; loadDataDir?: Blob
 }
 
 export function wrapPglite(pg: PGlite): Db {
+  const query = async <T>(text: string, params: readonly unknown[] = []) =>
+    (await pg.query<T>(text, params as unknown[])).rows;
   return {
     backend: 'pglite',
     pglite: pg,
-    async query<T>(text: string, params: readonly unknown[] = []) {
-      return (await pg.query<T>(text, params as unknown[])).rows;
-    },
-    async pipelined<T>(text: string, params: readonly unknown[] = []) {
-      return (await pg.query<T>(text, params as unknown[])).rows;
-    },
+    query,
+    // In process there is no connection to share: the lane is the instance itself.
+    pipelined: query,
     // PGlite serialises a transaction against every other query on the instance, so no interleaving.
     async exec(script) {
       await pg.exec(script);
