@@ -82,7 +82,11 @@ export async function post(
   pieces: Iterable<Buffer>,
   length: number,
 ) {
+  // A connection of its own: a kept-alive one may have been closed by the server, idle past its
+  // keep-alive timeout while this process was busy building the body (a 100 MB CSV takes seconds),
+  // and writing to it before the close is read fails with EPIPE.
   const req = http.request(url, {
+    agent: false,
     method: 'POST',
     headers: { ...headers, 'Content-Length': String(length) },
   });
