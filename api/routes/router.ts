@@ -160,21 +160,25 @@ export class Router {
    * a replay takes no rate-limit token.
    */
   #guardsOf(route: ScopedRoute): MiddlewareHandler<ApiEnv>[] {
+    return [...this.#guardsBeforeBucket(route), ...(this.#rateLimited ? [this.#guards.rateLimit] : [])];
+  }
+
+  /** The guards that stand before the bucket: the key's scope, then the Idempotency-Key replay. */
+  #guardsBeforeBucket(route: ScopedRoute): MiddlewareHandler<ApiEnv>[] {
     return [
       ...(route.scope ? [requireScope(route.scope)] : []),
       ...(documentsIdempotencyKey(route) ? [this.#guards.idempotency] : []),
-      ...(this.#rateLimited ? [this.#guards.rateLimit] : []),
     ];
   }
 
   /** The guards of an operation and its validation: around the take when rate-limited (validatedAroundTake). */
   #validatedGuardsOf(route: ScopedRoute): MiddlewareHandler<ApiEnv>[] {
     const validate = route.request ? requestValidation(route.request) : undefined;
-    const guards = this.#guardsOf(route);
-    if (!validate) return guards;
+    if (!validate) return this.#guardsOf(route);
+    const before = this.#guardsBeforeBucket(route);
     if (!this.#rateLimited) {
       return [
-        ...guards,
+        ...before,
         async (c, next) => {
           await validate(c);
           await next();
@@ -182,8 +186,7 @@ export class Router {
       ];
     }
     const [validating, answering] = validatedAroundTake(validate, this.#guards.readAccessAhead);
-    // The bucket is the last guard (#guardsOf): the validation goes just before it, its refusal just after.
-    return [...guards.slice(0, -1), validating, ...guards.slice(-1), answering];
+    return [...before, validating, this.#guards.rateLimit, answering];
   }
 
   /** An operation: documented, guarded, validated, and answered by a handler typed by its route. */
