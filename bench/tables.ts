@@ -30,9 +30,6 @@ const UPDATED = Math.min(10_000, ROWS);
 const UPSERTS = 2000;
 const UPSERT_ROUNDS = Number(process.env.BENCH_UPSERT_ROUNDS ?? 3);
 const upsertsOnly = process.env.BENCH_PART === 'upsert';
-/** The raw side's single-row INSERT, in process and behind the bare route alike: $1 table, $2 position, $3 data. */
-const RAW_INSERT =
-  'insert into table_rows (id, table_id, position, data) values (gen_random_uuid(), $1, $2, $3::jsonb)';
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
 const svc = await startScratchService();
@@ -154,7 +151,10 @@ try {
   const bare = await listen(
     new Hono().post('/insert', async (c) => {
       const { data } = (await c.req.json()) as { data: unknown };
-      await db.query(RAW_INSERT, [raw, ++httpPosition, JSON.stringify(data)]);
+      await db.query(
+        `insert into table_rows (id, table_id, position, data) values (gen_random_uuid(), $1, $2, $3::jsonb)`,
+        [raw, ++httpPosition, JSON.stringify(data)],
+      );
       return c.json({ ok: true });
     }),
     0,
@@ -194,11 +194,14 @@ try {
     if (Number(counted?.n) !== expected)
       throw new Error(`upserts left ${counted?.n} rows, expected ${expected}`);
     const rawRate = await concurrently(UPSERTS, 16, (i) =>
-      db.query(RAW_INSERT, [
-        raw,
-        ROWS + round * UPSERTS + i + 1,
-        JSON.stringify({ email: `user${round}-${i}@example.com`, visits: i }),
-      ]),
+      db.query(
+        `insert into table_rows (id, table_id, position, data) values (gen_random_uuid(), $1, $2, $3::jsonb)`,
+        [
+          raw,
+          ROWS + round * UPSERTS + i + 1,
+          JSON.stringify({ email: `user${round}-${i}@example.com`, visits: i }),
+        ],
+      ),
     );
     const { rate: readRate } = await load(
       {

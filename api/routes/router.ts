@@ -160,25 +160,21 @@ export class Router {
    * a replay takes no rate-limit token.
    */
   #guardsOf(route: ScopedRoute): MiddlewareHandler<ApiEnv>[] {
-    return [...this.#guardsBeforeBucket(route), ...(this.#rateLimited ? [this.#guards.rateLimit] : [])];
-  }
-
-  /** The guards that stand before the bucket: the key's scope, then the Idempotency-Key replay. */
-  #guardsBeforeBucket(route: ScopedRoute): MiddlewareHandler<ApiEnv>[] {
     return [
       ...(route.scope ? [requireScope(route.scope)] : []),
       ...(documentsIdempotencyKey(route) ? [this.#guards.idempotency] : []),
+      ...(this.#rateLimited ? [this.#guards.rateLimit] : []),
     ];
   }
 
   /** The guards of an operation and its validation: around the take when rate-limited (validatedAroundTake). */
   #validatedGuardsOf(route: ScopedRoute): MiddlewareHandler<ApiEnv>[] {
     const validate = route.request ? requestValidation(route.request) : undefined;
-    if (!validate) return this.#guardsOf(route);
-    const before = this.#guardsBeforeBucket(route);
+    const guards = this.#guardsOf(route);
+    if (!validate) return guards;
     if (!this.#rateLimited) {
       return [
-        ...before,
+        ...guards,
         async (c, next) => {
           await validate(c);
           await next();
@@ -186,7 +182,8 @@ export class Router {
       ];
     }
     const [validating, answering] = validatedAroundTake(validate, this.#guards.readAccessAhead);
-    return [...before, validating, this.#guards.rateLimit, answering];
+    // The bucket is the last guard (#guardsOf): the validation goes just before it, its refusal just after.
+    return [...guards.slice(0, -1), validating, ...guards.slice(-1), answering];
   }
 
   /** An operation: documented, guarded, validated, and answered by a handler typed by its route. */
